@@ -1,0 +1,3 @@
+from conformance._cli import main
+
+main()

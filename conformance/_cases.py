@@ -1,0 +1,316 @@
+"""Case files -> validated, frozen cases. Knows nothing of runners or reports."""
+
+from __future__ import annotations
+
+import json
+import unicodedata
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from functools import cache
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import yaml
+
+from ._options import ENUMERATED, OPTION_NAMES, Options
+
+LEVELS = ("must", "should", "info")
+
+
+@dataclass(frozen=True, slots=True)
+class Chunk:
+    content: str | None = None
+    reasoning: str | None = None
+
+    def to_json(self) -> dict[str, str | None]:
+        return {"content": self.content, "reasoning": self.reasoning}
+
+
+@dataclass(frozen=True, slots=True)
+class Channels:
+    assistant: str
+    thinking: str
+
+    def to_json(self) -> dict[str, str]:
+        return {"assistant": self.assistant, "thinking": self.thinking}
+
+
+@dataclass(frozen=True, slots=True)
+class Expectation:
+    """What a case expects under one set of options, for streams and for the whole form."""
+
+    stream: Channels
+    whole: Channels
+    #: The `when` of the variant it came from; empty for the default expectation.
+    when: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class Variant:
+    when: Mapping[str, Any]
+    expected: Channels | None
+    whole: Channels | None
+    undefined: str | None
+    note: str | None
+    line: int
+
+
+@dataclass(frozen=True, slots=True)
+class Provenance:
+    kind: str
+    ref: str
+    test: str | None = None
+
+    def __str__(self) -> str:
+        return f"{self.kind}: {self.ref}" + (f" ({self.test})" if self.test else "")
+
+
+@dataclass(frozen=True, slots=True)
+class Case:
+    id: str
+    slug: str
+    title: str
+    taxonomy: str
+    level: str
+    category: str
+    chunks: tuple[Chunk, ...]
+    expected: Channels
+    whole: Channels | None
+    variants: tuple[Variant, ...]
+    provenance: tuple[Provenance, ...]
+    note: str | None
+    file: Path
+    line: int
+
+    @property
+    def where(self) -> str:
+        return f"{self.file}:{self.line}"
+
+    @property
+    def content(self) -> str | None:
+        """The whole-message content: every chunk's content joined (None if none had any)."""
+        parts = [c.content for c in self.chunks if c.content is not None]
+        return "".join(parts) if parts else None
+
+    @property
+    def reasoning(self) -> str | None:
+        """The whole-message reasoning: every chunk's reasoning joined (None if none had any)."""
+        parts = [c.reasoning for c in self.chunks if c.reasoning]
+        return "".join(parts) if parts else None
+
+    def expectation(self, options: Options) -> Expectation | str:
+        """The expectation under `options`, or the reason there is none (a SKIP)."""
+        if not isinstance(options.delimiters, str):
+            return "custom delimiters: the corpus has no expectations for them (fuzz instead)"
+        values = {name: getattr(options, name) for name in OPTION_NAMES}
+        best: Variant | None = None
+        for variant in self.variants:
+            agrees = all(values[name] == value for name, value in variant.when.items())
+            if agrees and (best is None or len(variant.when) > len(best.when)):
+                best = variant
+        opt_in = [name for name in OPTION_NAMES if values[name] not in ENUMERATED[name]]
+        missing = [name for name in opt_in if best is None or name not in best.when]
+        if missing:
+            named = ", ".join(f"{name}={json.dumps(values[name])}" for name in missing)
+            return f"no expectation for {named}"
+        if best is None:
+            return Expectation(self.expected, self.whole or self.expected)
+        if best.undefined is not None:
+            return best.undefined
+        assert best.expected is not None  # the schema requires expected or undefined
+        return Expectation(best.expected, best.whole or best.expected, best.when)
+
+
+@dataclass(frozen=True, slots=True)
+class CaseFileError:
+    """A problem in a case file, at a line (1-based; 0 when the file as a whole)."""
+
+    file: Path
+    line: int
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.file}:{self.line}: {self.message}"
+
+
+@dataclass(frozen=True, slots=True)
+class Corpus:
+    cases: tuple[Case, ...]
+    errors: tuple[CaseFileError, ...]
+    files: tuple[Path, ...]
+
+
+@cache
+def schema(name: str) -> dict[str, Any]:
+    text = resources.files("conformance.schemas").joinpath(name).read_text("utf-8")
+    return json.loads(text)
+
+
+def bundled_cases_dir() -> Path:
+    """The corpus shipped with the package, or the checkout's `cases/`."""
+    packaged = Path(str(resources.files("conformance"))) / "_corpus"
+    if packaged.is_dir():
+        return packaged
+    return Path(__file__).resolve().parent.parent / "cases"
+
+
+def case_files(paths: Iterable[Path]) -> list[Path]:
+    found: list[Path] = []
+    for path in paths:
+        if path.is_dir():
+            found += sorted(p for p in path.rglob("*.yaml") if p.name != "taxonomy.yaml")
+        else:
+            found.append(path)
+    return found
+
+
+def load_corpus(paths: Iterable[Path]) -> Corpus:
+    """Load every case file under `paths`; problems are collected, never raised."""
+    files = case_files(paths)
+    cases: list[Case] = []
+    errors: list[CaseFileError] = []
+    for path in files:
+        file_cases, file_errors = load_file(path)
+        cases += file_cases
+        errors += file_errors
+    return Corpus(tuple(cases), tuple(errors), tuple(files))
+
+
+def load_file(path: Path) -> tuple[list[Case], list[CaseFileError]]:
+    try:
+        text = path.read_text("utf-8")
+    except (OSError, UnicodeDecodeError) as error:
+        return [], [CaseFileError(path, 0, f"cannot read the file: {error}")]
+    errors = [CaseFileError(path, line, message) for line, message in invisible_characters(text)]
+    try:
+        loader = yaml.SafeLoader(text)
+        try:
+            node = loader.get_single_node()
+            data = loader.construct_document(node) if node is not None else None
+        finally:
+            loader.dispose()
+    except yaml.YAMLError as error:
+        mark = getattr(error, "problem_mark", None)
+        line = mark.line + 1 if mark is not None else 0
+        problem = getattr(error, "problem", None) or str(error)
+        errors.append(CaseFileError(path, line, f"malformed YAML: {problem}; fix the syntax"))
+        return [], errors
+    if node is None:
+        return [], [*errors, CaseFileError(path, 1, "the file is empty; a case file needs "
+                                            "`category:` and `cases:`")]
+    errors += [CaseFileError(path, line, message) for line, message in duplicate_keys(node)]
+    validator = jsonschema.Draft202012Validator(schema("case-file.schema.json"))
+    schema_errors = sorted(validator.iter_errors(data), key=lambda e: list(e.absolute_path))
+    for error in schema_errors:
+        errors.append(CaseFileError(path, line_of(node, error.absolute_path), describe(error)))
+    if schema_errors:
+        bad = {tuple(e.absolute_path)[:2] for e in schema_errors}
+        if any(len(p) < 2 for p in bad):
+            return [], errors
+    else:
+        bad = set()
+    cases = []
+    for index, raw in enumerate(data["cases"]):
+        if ("cases", index) in bad:
+            continue
+        cases.append(_case(raw, data["category"], path, lambda *at: line_of(node, ["cases", index, *at])))
+    return cases, errors
+
+
+def _case(
+    raw: Mapping[str, Any], category: str, path: Path, line_at: Callable[..., int]
+) -> Case:
+    return Case(
+        id=raw["id"],
+        slug=raw["slug"],
+        title=raw["title"],
+        taxonomy=raw["taxonomy"],
+        level=raw["level"],
+        category=category,
+        chunks=tuple(_chunk(c) for c in raw["chunks"]),
+        expected=_channels(raw["expected"]),
+        whole=_channels(raw["whole"]) if "whole" in raw else None,
+        variants=tuple(
+            Variant(
+                when=dict(v["when"]),
+                expected=_channels(v["expected"]) if "expected" in v else None,
+                whole=_channels(v["whole"]) if "whole" in v else None,
+                undefined=v.get("undefined"),
+                note=v.get("note"),
+                line=line_at("variants", number),
+            )
+            for number, v in enumerate(raw.get("variants", ()))
+        ),
+        provenance=tuple(Provenance(**p) for p in raw["provenance"]),
+        note=raw.get("note"),
+        file=path,
+        line=line_at(),
+    )
+
+
+def _chunk(raw: str | Mapping[str, Any]) -> Chunk:
+    if isinstance(raw, str):
+        return Chunk(content=raw)
+    return Chunk(content=raw.get("content"), reasoning=raw.get("reasoning"))
+
+
+def _channels(raw: Mapping[str, str]) -> Channels:
+    return Channels(assistant=raw["assistant"], thinking=raw["thinking"])
+
+
+def describe(error: jsonschema.ValidationError) -> str:
+    where = "/".join(str(p) for p in error.absolute_path) or "the file"
+    if error.validator == "additionalProperties":
+        return f"{where}: {error.message} (see conformance/schemas/case-file.schema.json)"
+    if error.validator == "oneOf" and error.absolute_path and "variants" in error.absolute_path:
+        return f"{where}: a variant needs exactly one of `expected` or `undefined`"
+    return f"{where}: {error.message}"
+
+
+def line_of(node: yaml.Node, path: Iterable[Any]) -> int:
+    """The 1-based line of the node at `path` (keys and indices), or of its nearest parent."""
+    for step in path:
+        if isinstance(node, yaml.MappingNode):
+            found = next((v for k, v in node.value if k.value == step), None)
+        elif isinstance(node, yaml.SequenceNode) and isinstance(step, int):
+            found = node.value[step] if step < len(node.value) else None
+        else:
+            found = None
+        if found is None:
+            break
+        node = found
+    return node.start_mark.line + 1
+
+
+def duplicate_keys(node: yaml.Node) -> Iterator[tuple[int, str]]:
+    """PyYAML keeps the last of two equal keys silently; a case file must not have any."""
+    if isinstance(node, yaml.MappingNode):
+        seen: set[Any] = set()
+        for key, value in node.value:
+            if key.value in seen:
+                yield key.start_mark.line + 1, f"duplicate key {key.value!r}"
+            seen.add(key.value)
+            yield from duplicate_keys(value)
+    elif isinstance(node, yaml.SequenceNode):
+        for item in node.value:
+            yield from duplicate_keys(item)
+
+
+_INVISIBLE = {"Cc", "Cf", "Zs", "Zl", "Zp", "Mn", "Me", "Co", "Cs"}
+
+
+def invisible_characters(text: str) -> Iterator[tuple[int, str]]:
+    """Characters a reader cannot see must be written as escapes in double-quoted strings."""
+    for number, line in enumerate(text.split("\n"), start=1):
+        for char in line:
+            if char != " " and unicodedata.category(char) in _INVISIBLE:
+                name = unicodedata.name(char, "unnamed")
+                code = f"\\u{ord(char):04x}" if ord(char) < 0x10000 else f"\\U{ord(char):08x}"
+                yield number, (
+                    f"literal U+{ord(char):04X} ({name}): write it as the escape {code} "
+                    "inside a double-quoted string"
+                )
+                break
+

@@ -1,0 +1,170 @@
+"""The reference normalizer: SPEC.md made executable.
+
+One pass over the content with compiled regular expressions. The only state carried between
+chunks is the held-back suffix that could still become a delimiter (bounded by the grammar),
+three flags, and, under `unclosed_at_end: drop`, the open block's body, which that option
+forbids releasing before the block closes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any, TypedDict
+
+from .._options import Options
+
+
+class Delta(TypedDict):
+    """One output step: the text each channel gained."""
+
+    assistant: str
+    thinking: str
+
+
+class Normalizer:
+    """Splits one stream into channels: `feed` each chunk, then `finish` once.
+
+    After `finish` the normalizer is back in its initial state, ready for a new stream.
+    """
+
+    __slots__ = (
+        "options", "_grammar", "_start", "_native_only", "_drop_unclosed",
+        "_inside", "_carry", "_native_seen", "_pending", "_keep",
+    )
+
+    def __init__(self, options: Options | Mapping[str, Any] | None = None) -> None:
+        if not isinstance(options, Options):
+            options = Options.from_mapping(options)
+        self.options = options
+        self._grammar = options.grammar
+        starts = self._grammar.starts
+        # With one start character a substring test decides the fast path.
+        self._start = starts if len(starts) == 1 else None
+        self._native_only = options.native_with_tags == "native_only"
+        self._drop_unclosed = options.unclosed_at_end == "drop"
+        self.reset()
+
+    def reset(self) -> None:
+        self._inside = self.options.start_in_reasoning
+        self._carry = ""
+        self._native_seen = False
+        # Body text of the open block, kept until its close under `unclosed_at_end: drop`.
+        self._pending: list[str] = []
+        # How many leading characters of the carry are block body that arrived before the
+        # first native reasoning: they still go to thinking under `native_only`.
+        self._keep = 0
+
+    def feed(self, chunk: Mapping[str, Any]) -> Delta:
+        reasoning = chunk.get("reasoning")
+        content = chunk.get("content")
+        thinking = ""
+        if reasoning:
+            if not self._native_seen:
+                self._native_seen = True
+                if self._inside and self._native_only:
+                    self._keep = len(self._carry)
+            thinking = reasoning
+        if not content:
+            return {"assistant": "", "thinking": thinking}
+        carry = self._carry
+        text = carry + content if carry else content
+        start = self._start
+        if start is not None and start not in text:
+            # Fast path: nothing here can begin a delimiter.
+            self._carry = ""
+            if not self._inside:
+                return {"assistant": text, "thinking": thinking}
+            return {"assistant": "", "thinking": thinking + self._body(text)}
+        assistant: list[str] = []
+        thought: list[str] = [thinking]
+        self._scan(text, assistant, thought)
+        return {"assistant": "".join(assistant), "thinking": "".join(thought)}
+
+    def finish(self) -> Delta:
+        """End of stream: release everything held back, then reset."""
+        text, self._carry = self._carry, ""
+        assistant = ""
+        thinking = ""
+        if text:
+            if self._inside:
+                thinking = self._body(text)
+            else:
+                assistant = text
+        # An unclosed block's pending body is dropped with the state.
+        self.reset()
+        return {"assistant": assistant, "thinking": thinking}
+
+    def _scan(self, text: str, assistant: list[str], thought: list[str]) -> None:
+        grammar = self._grammar
+        pos = 0
+        for match in grammar.delimiter.finditer(text):
+            begin = match.start()
+            if begin > pos:
+                self._route(text[pos:begin], assistant, thought)
+            if match.group("close") is None:
+                # An open inside a block does not nest: it is stripped and ignored.
+                self._inside = True
+            elif self._inside:
+                self._inside = False
+                if self._pending:
+                    thought.append("".join(self._pending))
+                    self._pending.clear()
+            # An orphan close (outside any block) is stripped; the text before it stays.
+            pos = match.end()
+            self._keep = 0
+        hold = pos + grammar.holdback_start(text[pos:]) if pos < len(text) else pos
+        if hold > pos:
+            self._route(text[pos:hold], assistant, thought)
+        self._carry = text[hold:]
+
+    def _route(self, text: str, assistant: list[str], thought: list[str]) -> None:
+        if self._inside:
+            thought.append(self._body(text))
+        else:
+            assistant.append(text)
+
+    def _body(self, text: str) -> str:
+        """Block body text: what of it reaches thinking now."""
+        if self._native_seen and self._native_only:
+            kept, self._keep = text[: self._keep], max(0, self._keep - len(text))
+            text = kept
+        if self._drop_unclosed:
+            self._pending.append(text)
+            return ""
+        return text
+
+
+def normalize_stream(
+    chunks: Iterable[Mapping[str, Any]], options: Options | Mapping[str, Any] | None = None
+) -> list[Delta]:
+    """Normalize a whole stream: one delta per chunk plus the final flush delta."""
+    normalizer = Normalizer(options)
+    deltas = [normalizer.feed(chunk) for chunk in chunks]
+    deltas.append(normalizer.finish())
+    return deltas
+
+
+def normalize_whole(
+    content: str | None,
+    reasoning: str | None = None,
+    options: Options | Mapping[str, Any] | None = None,
+) -> Delta:
+    """The non-streaming form: one message in, one split out."""
+    normalizer = Normalizer(options)
+    first = normalizer.feed({"content": content, "reasoning": reasoning})
+    last = normalizer.finish()
+    return {
+        "assistant": first["assistant"] + last["assistant"],
+        "thinking": first["thinking"] + last["thinking"],
+    }
+
+
+def join(deltas: Iterable[Mapping[str, str]]) -> Delta:
+    """The final channel texts of a stream: its deltas joined."""
+    assistant: list[str] = []
+    thinking: list[str] = []
+    for delta in deltas:
+        assistant.append(delta["assistant"])
+        thinking.append(delta["thinking"])
+    return {"assistant": "".join(assistant), "thinking": "".join(thinking)}
+
