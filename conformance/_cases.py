@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import unicodedata
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from functools import cache
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -142,7 +142,7 @@ class Corpus:
     files: tuple[Path, ...]
 
 
-@cache
+@functools.cache
 def schema(name: str) -> dict[str, Any]:
     text = resources.files("conformance.schemas").joinpath(name).read_text("utf-8")
     return json.loads(text)
@@ -198,8 +198,10 @@ def load_file(path: Path) -> tuple[list[Case], list[CaseFileError]]:
         errors.append(CaseFileError(path, line, f"malformed YAML: {problem}; fix the syntax"))
         return [], errors
     if node is None:
-        return [], [*errors, CaseFileError(path, 1, "the file is empty; a case file needs "
-                                            "`category:` and `cases:`")]
+        return [], [
+            *errors,
+            CaseFileError(path, 1, "the file is empty; a case file needs `category:` and `cases:`"),
+        ]
     errors += [CaseFileError(path, line, message) for line, message in duplicate_keys(node)]
     validator = jsonschema.Draft202012Validator(schema("case-file.schema.json"))
     schema_errors = sorted(validator.iter_errors(data), key=lambda e: list(e.absolute_path))
@@ -215,13 +217,12 @@ def load_file(path: Path) -> tuple[list[Case], list[CaseFileError]]:
     for index, raw in enumerate(data["cases"]):
         if ("cases", index) in bad:
             continue
-        cases.append(_case(raw, data["category"], path, lambda *at: line_of(node, ["cases", index, *at])))
+        at_case = functools.partial(_line_in_case, node, index)
+        cases.append(_case(raw, data["category"], path, at_case))
     return cases, errors
 
 
-def _case(
-    raw: Mapping[str, Any], category: str, path: Path, line_at: Callable[..., int]
-) -> Case:
+def _case(raw: Mapping[str, Any], category: str, path: Path, line_at: Callable[..., int]) -> Case:
     return Case(
         id=raw["id"],
         slug=raw["slug"],
@@ -248,6 +249,10 @@ def _case(
         file=path,
         line=line_at(),
     )
+
+
+def _line_in_case(node: yaml.Node, index: int, *path: Any) -> int:
+    return line_of(node, ["cases", index, *path])
 
 
 def _chunk(raw: str | Mapping[str, Any]) -> Chunk:
@@ -308,9 +313,11 @@ def invisible_characters(text: str) -> Iterator[tuple[int, str]]:
             if char != " " and unicodedata.category(char) in _INVISIBLE:
                 name = unicodedata.name(char, "unnamed")
                 code = f"\\u{ord(char):04x}" if ord(char) < 0x10000 else f"\\U{ord(char):08x}"
-                yield number, (
-                    f"literal U+{ord(char):04X} ({name}): write it as the escape {code} "
-                    "inside a double-quoted string"
+                yield (
+                    number,
+                    (
+                        f"literal U+{ord(char):04X} ({name}): write it as the escape {code} "
+                        "inside a double-quoted string"
+                    ),
                 )
                 break
-

@@ -34,8 +34,9 @@ def load_taxonomy(directory: Path) -> Taxonomy | CaseFileError:
     except (OSError, yaml.YAMLError) as error:
         return CaseFileError(path, 0, f"cannot load the taxonomy: {error}")
     if not isinstance(data, dict) or not isinstance(data.get("entries"), dict):
-        return CaseFileError(path, 1, "the taxonomy needs a mapping `entries:` of ID -> "
-                                      "{section, title}")
+        return CaseFileError(
+            path, 1, "the taxonomy needs a mapping `entries:` of ID -> {section, title}"
+        )
     return Taxonomy(data["entries"], path)
 
 
@@ -65,12 +66,19 @@ def _identities(cases: Iterable[Case], retired: set[str]) -> Iterator[CaseFileEr
     first_slug: dict[str, Case] = {}
     for case in cases:
         if case.id in retired:
-            yield CaseFileError(case.file, case.line, f"case ID {case.id} is retired "
-                                "(cases/retired-ids.txt); IDs are never reused: pick a new one")
+            yield CaseFileError(
+                case.file,
+                case.line,
+                f"case ID {case.id} is retired "
+                "(cases/retired-ids.txt); IDs are never reused: pick a new one",
+            )
         for seen, key, what in ((first_id, case.id, "ID"), (first_slug, case.slug, "slug")):
             if key in seen:
-                yield CaseFileError(case.file, case.line, f"duplicate case {what} {key!r}, "
-                                    f"first used at {seen[key].where}")
+                yield CaseFileError(
+                    case.file,
+                    case.line,
+                    f"duplicate case {what} {key!r}, first used at {seen[key].where}",
+                )
             else:
                 seen[key] = case
 
@@ -80,8 +88,11 @@ def _taxonomy(cases: Iterable[Case], taxonomy: Taxonomy) -> Iterator[CaseFileErr
     for case in cases:
         covered.add(case.taxonomy)
         if case.taxonomy not in taxonomy.entries:
-            yield CaseFileError(case.file, case.line, f"unknown taxonomy entry "
-                                f"{case.taxonomy!r}; the entries are in {taxonomy.file}")
+            yield CaseFileError(
+                case.file,
+                case.line,
+                f"unknown taxonomy entry {case.taxonomy!r}; the entries are in {taxonomy.file}",
+            )
     if taxonomy.file is not None:
         for entry in sorted(set(taxonomy.entries) - covered):
             yield CaseFileError(taxonomy.file, 0, f"taxonomy entry {entry} has no case")
@@ -108,8 +119,11 @@ def _conservation(case: Case) -> Iterator[CaseFileError]:
             problem = _unaccounted(kept, reasoning, channels, _may_drop(options, reasoning))
             if problem:
                 label = _label(options)
-                yield CaseFileError(case.file, line, f"{case.id}: conservation fails for the "
-                                    f"{form} expectation{label}: {problem}")
+                yield CaseFileError(
+                    case.file,
+                    line,
+                    f"{case.id}: conservation fails for the {form} expectation{label}: {problem}",
+                )
             if expectation.whole is expectation.stream:
                 break
 
@@ -136,8 +150,10 @@ def _unaccounted(kept: str, native: str, channels: Channels, may_drop: bool) -> 
         return f"characters that are not in the input: {''.join(sorted(invented.elements()))!r}"
     lost = have - out
     if lost and not may_drop:
-        return (f"input characters in neither channel: {''.join(sorted(lost.elements()))!r} "
-                "(no option in force drops text)")
+        return (
+            f"input characters in neither channel: {''.join(sorted(lost.elements()))!r} "
+            "(no option in force drops text)"
+        )
     return None
 
 
@@ -189,12 +205,16 @@ def _agreement(case: Case, *, suggest: bool) -> Iterator[CaseFileError]:
         source = f"variant when {dict(expectation.when)}" if expectation.when else "default"
         wrong = []
         if stream != expectation.stream:
-            wrong.append(f"stream gives {stream.to_json()}, expected {expectation.stream.to_json()}")
+            wrong.append(
+                f"stream gives {stream.to_json()}, expected {expectation.stream.to_json()}"
+            )
         if whole != expectation.whole:
             wrong.append(f"whole gives {whole.to_json()}, expected {expectation.whole.to_json()}")
-        message = (f"{case.id}: under {_describe(minimal)} the reference disagrees with the "
-                   f"{source} expectation: {'; '.join(wrong)}. Fix the expectation, or add a "
-                   "variant for these options")
+        message = (
+            f"{case.id}: under {_describe(minimal)} the reference disagrees with the "
+            f"{source} expectation: {'; '.join(wrong)}. Fix the expectation, or add a "
+            "variant for these options"
+        )
         if suggest:
             message += "\n" + _variant_yaml(minimal, stream, whole)
         yield CaseFileError(case.file, line, message)
@@ -224,12 +244,13 @@ def _variant_yaml(when: Mapping[str, Any], stream: Channels, whole: Channels) ->
 
 
 def _describe(when: Mapping[str, Any]) -> str:
-    return "the default options" if not when else "options " + ", ".join(
-        f"{name}={value}" for name, value in when.items()
+    return (
+        "the default options"
+        if not when
+        else "options " + ", ".join(f"{name}={value}" for name, value in when.items())
     )
 
 
 def _label(options: Options) -> str:
     differences = options.differences()
     return f" ({_describe(differences)})" if differences else ""
-

@@ -53,4 +53,3 @@ def split_points(chunks: Sequence[Chunk]) -> Iterator[tuple[int, list[Chunk]]]:
             out += [Chunk(**{n: t}) for n, t in runs[index + 1 :]]
             yield offset + cut, out
         offset += len(text)
-

@@ -51,8 +51,10 @@ def check(case_dirs: tuple[Path, ...], suggest: bool) -> None:
     problems = check_corpus(corpus, taxonomy, retired, suggest=suggest)
     for problem in problems:
         click.echo(str(problem))
-    summary = (f"{len(corpus.cases)} cases in {len(corpus.files)} files: "
-               f"{len(problems)} problem{'s' if len(problems) != 1 else ''}")
+    summary = (
+        f"{len(corpus.cases)} cases in {len(corpus.files)} files: "
+        f"{len(problems)} problem{'s' if len(problems) != 1 else ''}"
+    )
     click.echo(summary, err=True)
     if corpus.errors:
         sys.exit(EXIT_USAGE)
@@ -61,10 +63,20 @@ def check(case_dirs: tuple[Path, ...], suggest: bool) -> None:
 
 @main.command()
 @cases_option
-@click.option("--format", "format_", type=click.Choice(["json"]), default="json",
-              show_default=True, help="Output format.")
-@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path),
-              help="Write here instead of standard output.")
+@click.option(
+    "--format",
+    "format_",
+    type=click.Choice(["json"]),
+    default="json",
+    show_default=True,
+    help="Output format.",
+)
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Write here instead of standard output.",
+)
 def dump(case_dirs: tuple[Path, ...], format_: str, output: Path | None) -> None:
     """The whole corpus as one document, with a content hash per case."""
     corpus = load_corpus(case_dirs or (bundled_cases_dir(),))
@@ -81,10 +93,18 @@ def dump(case_dirs: tuple[Path, ...], format_: str, output: Path | None) -> None
 
 @main.command()
 @cases_option
-@click.option("--write", "target", type=click.Path(exists=True, dir_okay=False, path_type=Path),
-              help="Replace the table between the taxonomy markers in this file.")
-@click.option("--check", "check_file", type=click.Path(exists=True, dir_okay=False, path_type=Path),
-              help="Exit 1 if the table in this file is out of date.")
+@click.option(
+    "--write",
+    "target",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="Replace the table between the taxonomy markers in this file.",
+)
+@click.option(
+    "--check",
+    "check_file",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="Exit 1 if the table in this file is out of date.",
+)
 def taxonomy(case_dirs: tuple[Path, ...], target: Path | None, check_file: Path | None) -> None:
     """The taxonomy with the cases covering each entry, as Markdown."""
     dirs = case_dirs or (bundled_cases_dir(),)
@@ -97,14 +117,19 @@ def taxonomy(case_dirs: tuple[Path, ...], target: Path | None, check_file: Path 
         text = path.read_text("utf-8")
         updated = replace_between_markers(text, table)
         if updated is None:
-            click.echo(f"{path}: no taxonomy markers (<!-- taxonomy:start --> and "
-                       "<!-- taxonomy:end -->)", err=True)
+            click.echo(
+                f"{path}: no taxonomy markers (<!-- taxonomy:start --> and <!-- taxonomy:end -->)",
+                err=True,
+            )
             sys.exit(EXIT_USAGE)
         if path == target:
             path.write_text(updated, "utf-8")
         elif updated != text:
-            click.echo(f"{path}: the taxonomy table is out of date; run "
-                       f"`conformance taxonomy --write {path}`", err=True)
+            click.echo(
+                f"{path}: the taxonomy table is out of date; run "
+                f"`conformance taxonomy --write {path}`",
+                err=True,
+            )
             sys.exit(EXIT_FAILED)
     if target is None and check_file is None:
         click.echo(table, nl=False)

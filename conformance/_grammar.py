@@ -99,7 +99,9 @@ def compile_grammar(pairs: tuple[tuple[str, str], ...], tolerant: bool) -> Gramm
         tolerant=tolerant,
         delimiter=re.compile(delimiter, flags),
         prefix=re.compile("|".join(prefixes) or "(?!)", flags),
-        starts="".join(sorted({d[0] for pair in pairs for d in pair} | _case_twins(pairs, tolerant))),
+        starts="".join(
+            sorted({d[0] for pair in pairs for d in pair} | _case_twins(pairs, tolerant))
+        ),
         max_prefix=longest - 1 + gaps,
     )
 

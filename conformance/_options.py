@@ -55,9 +55,7 @@ class Options:
         changes: dict[str, Any] = {}
         for name, value in values.items():
             if name not in CHOICES:
-                raise OptionsError(
-                    f"unknown option {name!r}; the options are {', '.join(CHOICES)}"
-                )
+                raise OptionsError(f"unknown option {name!r}; the options are {', '.join(CHOICES)}")
             changes[name] = _checked(name, value)
         return replace(self, **changes)
 

@@ -18,8 +18,12 @@ def render_taxonomy(taxonomy: Taxonomy, cases: Iterable[Case]) -> str:
     for case in cases:
         covering[case.taxonomy].append(case.id)
     rows = [
-        (f"`{entry}`", info.get("section", ""), info.get("title", ""),
-         ", ".join(sorted(covering.get(entry, []))) or "(none)")
+        (
+            f"`{entry}`",
+            info.get("section", ""),
+            info.get("title", ""),
+            ", ".join(sorted(covering.get(entry, []))) or "(none)",
+        )
         for entry, info in taxonomy.entries.items()
     ]
     return tabulate(rows, headers=("entry", "§", "behaviour", "cases"), tablefmt="github") + "\n"

@@ -14,18 +14,10 @@ import json
 import os
 import sys
 from collections.abc import Callable, Mapping
-from typing import Any, BinaryIO, Protocol
+from typing import Any, BinaryIO
 
 from . import PROTOCOL_VERSION
-
-
-class StreamNormalizer(Protocol):
-    """What a normalizer offers: one instance per stream."""
-
-    def feed(self, chunk: Mapping[str, Any]) -> Mapping[str, str]: ...
-
-    def finish(self) -> Mapping[str, str]: ...
-
+from .interface import StreamNormalizer
 
 WholeFunction = Callable[[str | None, str | None], Mapping[str, str]]
 
@@ -61,11 +53,16 @@ class Handler:
                 deltas.append(_delta(normalizer.finish()))
                 return {"id": ident, "deltas": deltas}
             if op == "whole":
-                return {"id": ident, **self._whole(request.get("content"), request.get("reasoning"))}
+                return {
+                    "id": ident,
+                    **self._whole(request.get("content"), request.get("reasoning")),
+                }
             if op == "hello":
                 if request.get("protocol") != PROTOCOL_VERSION:
-                    return {"error": f"this implementation speaks protocol {PROTOCOL_VERSION}, "
-                                     f"not {request.get('protocol')!r}"}
+                    return {
+                        "error": f"this implementation speaks protocol {PROTOCOL_VERSION}, "
+                        f"not {request.get('protocol')!r}"
+                    }
                 return self.hello
             if op == "bye":
                 return None
@@ -86,8 +83,9 @@ def _delta(delta: Mapping[str, str]) -> dict[str, str]:
     return {"assistant": delta["assistant"], "thinking": delta["thinking"]}
 
 
-def serve_handler(handler: Callable[[Any], dict[str, Any] | None],
-                  stdin: int = 0, stdout: BinaryIO | None = None) -> None:
+def serve_handler(
+    handler: Callable[[Any], dict[str, Any] | None], stdin: int = 0, stdout: BinaryIO | None = None
+) -> None:
     """Answer JSON lines from file descriptor `stdin` until `bye` or end of input."""
     out = stdout if stdout is not None else sys.stdout.buffer
     pending = b""

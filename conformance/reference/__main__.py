@@ -17,8 +17,12 @@ def main(argv: list[str] | None = None) -> int:
         description="The reference normalizer, speaking the implementation protocol "
         "(docs/PROTOCOL.md) on standard input and output.",
     )
-    parser.add_argument("--options", default="{}", metavar="JSON",
-                        help='policy options as a JSON object, e.g. \'{"matching": "tolerant"}\'')
+    parser.add_argument(
+        "--options",
+        default="{}",
+        metavar="JSON",
+        help='policy options as a JSON object, e.g. \'{"matching": "tolerant"}\'',
+    )
     args = parser.parse_args(argv)
     try:
         options = Options.from_mapping(json.loads(args.options))

@@ -28,8 +28,16 @@ class Normalizer:
     """
 
     __slots__ = (
-        "options", "_grammar", "_start", "_native_only", "_drop_unclosed",
-        "_inside", "_carry", "_native_seen", "_pending", "_keep",
+        "_carry",
+        "_drop_unclosed",
+        "_grammar",
+        "_inside",
+        "_keep",
+        "_native_only",
+        "_native_seen",
+        "_pending",
+        "_start",
+        "options",
     )
 
     def __init__(self, options: Options | Mapping[str, Any] | None = None) -> None:
@@ -167,4 +175,3 @@ def join(deltas: Iterable[Mapping[str, str]]) -> Delta:
         assistant.append(delta["assistant"])
         thinking.append(delta["thinking"])
     return {"assistant": "".join(assistant), "thinking": "".join(thinking)}
-

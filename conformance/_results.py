@@ -1,0 +1,190 @@
+"""Results: verdicts, one result per (implementation, case, check), and the run they form.
+
+Plain data only. The runner produces these; every report reads them; neither knows the other.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections import Counter
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+
+class Verdict(enum.StrEnum):
+    PASS = "PASS"
+    NON_STRICT = "NON_STRICT"
+    FAIL = "FAIL"
+    ERROR = "ERROR"
+    TIMEOUT = "TIMEOUT"
+    SKIP = "SKIP"
+    XFAIL = "XFAIL"
+    XPASS = "XPASS"
+
+    @property
+    def ok(self) -> bool:
+        """Whether this verdict leaves the run green (exit status 0)."""
+        return self in _OK
+
+
+_OK = {Verdict.PASS, Verdict.NON_STRICT, Verdict.SKIP, Verdict.XFAIL}
+#: Worst first: combining verdicts of several runs of one check keeps the worst.
+SEVERITY = (
+    Verdict.ERROR,
+    Verdict.TIMEOUT,
+    Verdict.FAIL,
+    Verdict.XPASS,
+    Verdict.NON_STRICT,
+    Verdict.XFAIL,
+    Verdict.SKIP,
+    Verdict.PASS,
+)
+
+
+def worst(verdicts: Iterable[Verdict]) -> Verdict:
+    return min(verdicts, key=SEVERITY.index, default=Verdict.PASS)
+
+
+#: The checks, in the order they run for each case.
+CHECKS = ("whole", "stream", "chars", "splits")
+
+
+@dataclass(frozen=True, slots=True)
+class CaseResult:
+    """The verdict of one check of one case on one implementation.
+
+    For anything but PASS it carries what a reader needs to see the problem: the input the
+    failing run used, the expected and actual channels, and a one-line reason.
+    """
+
+    case: str
+    slug: str
+    category: str
+    taxonomy: str
+    level: str
+    check: str
+    verdict: Verdict
+    reason: str = ""
+    chunks: list[dict[str, str | None]] | None = None
+    expected: Mapping[str, str] | None = None
+    actual: Mapping[str, str] | None = None
+    #: Most characters held back beyond what the spec allows, at any step (stream checks).
+    holdback: int | None = None
+    #: Stderr tail of the implementation for ERROR and TIMEOUT.
+    stderr: str | None = None
+    #: The expectation-file entry behind an XFAIL or XPASS.
+    expectation: Mapping[str, str] | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        data: dict[str, Any] = {
+            "case": self.case,
+            "slug": self.slug,
+            "category": self.category,
+            "taxonomy": self.taxonomy,
+            "level": self.level,
+            "check": self.check,
+            "verdict": self.verdict.value,
+        }
+        for name in ("reason", "chunks", "expected", "actual", "holdback", "stderr",
+                     "expectation"):
+            value = getattr(self, name)
+            if value not in (None, ""):
+                data[name] = value
+        return data
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> CaseResult:
+        return cls(**{**data, "verdict": Verdict(data["verdict"])})
+
+
+@dataclass(frozen=True, slots=True)
+class ImplementationInfo:
+    """Who an implementation says it is, and the policy it runs under."""
+
+    label: str
+    name: str
+    version: str
+    language: str
+    options: Mapping[str, Any]
+    spec: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "label": self.label,
+            "name": self.name,
+            "version": self.version,
+            "language": self.language,
+            "options": dict(self.options),
+            "spec": self.spec,
+        }
+
+
+@dataclass(slots=True)
+class ImplementationRun:
+    """All results of one implementation in one run."""
+
+    info: ImplementationInfo
+    results: list[CaseResult] = field(default_factory=list)
+    #: Set when the implementation could not be started or spoken to at all.
+    failure: str | None = None
+
+    @property
+    def summary(self) -> dict[str, int]:
+        counts = Counter(result.verdict for result in self.results)
+        return {verdict.value: counts.get(verdict, 0) for verdict in Verdict}
+
+    @property
+    def ok(self) -> bool:
+        return self.failure is None and all(result.verdict.ok for result in self.results)
+
+
+@dataclass(slots=True)
+class Run:
+    """One run of the suite: several implementations over one selection of cases."""
+
+    harness_version: str
+    spec_version: str
+    started: str
+    implementations: list[ImplementationRun]
+    selection: Mapping[str, Any] = field(default_factory=dict)
+    duration: float = 0.0
+
+    @property
+    def ok(self) -> bool:
+        return all(run.ok for run in self.implementations)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "harness_version": self.harness_version,
+            "spec_version": self.spec_version,
+            "started": self.started,
+            "duration": round(self.duration, 3),
+            "selection": dict(self.selection),
+            "implementations": [
+                {
+                    **run.info.to_json(),
+                    "failure": run.failure,
+                    "summary": run.summary,
+                    "results": [result.to_json() for result in run.results],
+                }
+                for run in self.implementations
+            ],
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Run:
+        implementations = []
+        for entry in data["implementations"]:
+            info = ImplementationInfo(**{k: entry[k] for k in (
+                "label", "name", "version", "language", "options", "spec")})
+            results = [CaseResult.from_json(r) for r in entry["results"]]
+            implementations.append(ImplementationRun(info, results, entry.get("failure")))
+        return cls(
+            harness_version=data["harness_version"],
+            spec_version=data["spec_version"],
+            started=data["started"],
+            implementations=implementations,
+            selection=data.get("selection", {}),
+            duration=data.get("duration", 0.0),
+        )
