@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import click
@@ -16,7 +17,11 @@ from . import __version__
 from ._cases import CaseFileError, bundled_cases_dir, load_corpus
 from ._check import check_corpus, load_retired, load_taxonomy
 from ._dump import dump_corpus
+from ._impls import DEFAULT_TIMEOUT
+from ._results import CHECKS
+from ._select import Selection
 from ._taxonomy_table import render_taxonomy, replace_between_markers
+from .errors import ConformanceError
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
@@ -33,6 +38,120 @@ cases_option = click.option(
 @click.version_option(__version__, prog_name="conformance")
 def main() -> None:
     """Conformance suite for reasoning-channel normalizers."""
+
+
+@main.command()
+@click.option(
+    "--impl",
+    "impls",
+    multiple=True,
+    metavar="[NAME=]SPEC",
+    help="An implementation: `reference`, `python:module:attr` or `cmd:<command>` "
+    "(repeatable; several give the side-by-side report). Default: the reference.",
+)
+@click.option(
+    "--options",
+    "option_sets",
+    multiple=True,
+    metavar="[NAME=]JSON",
+    help="Options to run under, overriding what the implementation declares "
+    "(JSON object; prefix NAME= for one implementation).",
+)
+@cases_option
+@click.option("--category", "categories", multiple=True, help="Only this category.")
+@click.option(
+    "--taxonomy",
+    "taxonomy_entries",
+    multiple=True,
+    help="Only this taxonomy entry or prefix (SPLIT, SPLIT.close).",
+)
+@click.option("--id", "ids", multiple=True, help="Only this case ID.")
+@click.option("--level", "levels", multiple=True, type=click.Choice(["must", "should", "info"]))
+@click.option(
+    "--check",
+    "checks",
+    multiple=True,
+    type=click.Choice(list(CHECKS)),
+    help="Only this check (default: all).",
+)
+@click.option(
+    "-k",
+    "keyword",
+    help="pytest-style expression over ID, slug, category, "
+    "taxonomy and level, e.g. 'split and not lone'.",
+)
+@click.option(
+    "--report-dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=Path("reports"),
+    show_default=True,
+    help="Where the reports go.",
+)
+@click.option(
+    "--expectations",
+    "expectations_dir",
+    type=click.Path(exists=True, file_okay=False, path_type=Path),
+    help="Directory of expected-failure files `<NAME>.yaml` "
+    "(default: ./expectations if it exists).",
+)
+@click.option(
+    "--timeout",
+    type=float,
+    default=DEFAULT_TIMEOUT,
+    show_default=True,
+    help="Seconds a `cmd:` implementation may take per request.",
+)
+@click.option(
+    "--validate-protocol",
+    is_flag=True,
+    help="Validate every protocol reply against its JSON Schema.",
+)
+def run(
+    impls: tuple[str, ...],
+    option_sets: tuple[str, ...],
+    case_dirs: tuple[Path, ...],
+    categories: tuple[str, ...],
+    taxonomy_entries: tuple[str, ...],
+    ids: tuple[str, ...],
+    levels: tuple[str, ...],
+    checks: tuple[str, ...],
+    keyword: str | None,
+    report_dir: Path,
+    expectations_dir: Path | None,
+    timeout: float,
+    validate_protocol: bool,
+) -> None:
+    """Run the corpus against implementations and write the reports."""
+    from ._session import RunSettings, execute
+
+    settings = RunSettings(
+        impls=impls or ("reference",),
+        option_sets=option_sets,
+        case_dirs=case_dirs or (bundled_cases_dir(),),
+        selection=Selection(categories, taxonomy_entries, ids, levels, checks or CHECKS, keyword),
+        report_dir=report_dir,
+        expectations_dir=expectations_dir
+        or (Path("expectations") if Path("expectations").is_dir() else None),
+        timeout=timeout,
+        validate_protocol=validate_protocol,
+    )
+    try:
+        status = execute(settings, echo=click.echo, progress=_progress())
+    except ConformanceError as error:
+        click.echo(f"error: {error}", err=True)
+        sys.exit(EXIT_USAGE)
+    sys.exit(status)
+
+
+def _progress() -> Callable[[str], None] | None:
+    """A progress line on a terminal, nothing elsewhere."""
+    if not sys.stderr.isatty():
+        return None
+
+    def show(text: str) -> None:
+        click.echo(f"\r\033[K{text}", err=True, nl=False)
+
+    return show
 
 
 @main.command()

@@ -79,8 +79,10 @@ def stream_reply(deltas: Any, chunk_count: int) -> Reply:
     if not isinstance(deltas, list):
         return Reply(error=f"`deltas` must be a list, not {deltas!r}")
     if len(deltas) != chunk_count + 1:
-        return Reply(error=f"expected {chunk_count + 1} deltas ({chunk_count} chunks + the "
-                     f"final flush), got {len(deltas)}")
+        return Reply(
+            error=f"expected {chunk_count + 1} deltas ({chunk_count} chunks + the "
+            f"final flush), got {len(deltas)}"
+        )
     checked = []
     for index, delta in enumerate(deltas):
         result = check_delta(delta, f"deltas[{index}]")

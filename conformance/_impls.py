@@ -81,9 +81,7 @@ def connect(
     argv = shlex.split(rest)
     if not argv:
         raise UsageError(f"--impl {spec.spec!r}: no command after `cmd:`")
-    return SubprocessConnection(
-        argv, spec, timeout=timeout, validate_protocol=validate_protocol
-    )
+    return SubprocessConnection(argv, spec, timeout=timeout, validate_protocol=validate_protocol)
 
 
 def _reference(spec: ImplementationSpec) -> Connection:
@@ -94,8 +92,9 @@ def _reference(spec: ImplementationSpec) -> Connection:
     def factory() -> Normalizer:
         return Normalizer(options)
 
-    info = ImplementationInfo(spec.label, "reference", __version__, "python",
-                              options.to_json(), spec.spec)
+    info = ImplementationInfo(
+        spec.label, "reference", __version__, "python", options.to_json(), spec.spec
+    )
     return InProcessConnection(factory, info)
 
 
@@ -115,12 +114,21 @@ def _python(spec: ImplementationSpec, target: str) -> Connection:
         if factory is None:
             raise ImplementationStartError(spec.label, f"{module_name!r} has no attribute {attr!r}")
     if not callable(factory):
-        raise ImplementationStartError(spec.label, f"{target!r} is not callable: it must be a "
-                                       "factory returning an object with feed() and finish()")
+        raise ImplementationStartError(
+            spec.label,
+            f"{target!r} is not callable: it must be a "
+            "factory returning an object with feed() and finish()",
+        )
     declared = metadata(factory)
     options = effective_options(spec, declared["options"])
-    info = ImplementationInfo(spec.label, declared["name"], str(declared["version"]),
-                              declared["language"], options.to_json(), spec.spec)
+    info = ImplementationInfo(
+        spec.label,
+        declared["name"],
+        str(declared["version"]),
+        declared["language"],
+        options.to_json(),
+        spec.spec,
+    )
     return InProcessConnection(factory, info)
 
 
@@ -130,4 +138,3 @@ def effective_options(spec: ImplementationSpec, declared: Mapping[str, Any]) -> 
         return Options.from_mapping({**declared, **(spec.options or {})})
     except OptionsError as error:
         raise ImplementationStartError(spec.label, f"bad options: {error}") from None
-

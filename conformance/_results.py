@@ -75,6 +75,8 @@ class CaseResult:
     stderr: str | None = None
     #: The expectation-file entry behind an XFAIL or XPASS.
     expectation: Mapping[str, str] | None = None
+    #: The case's one-line title, so reports can say what a case is about without the corpus.
+    title: str = ""
 
     def to_json(self) -> dict[str, Any]:
         data: dict[str, Any] = {
@@ -86,8 +88,16 @@ class CaseResult:
             "check": self.check,
             "verdict": self.verdict.value,
         }
-        for name in ("reason", "chunks", "expected", "actual", "holdback", "stderr",
-                     "expectation"):
+        for name in (
+            "title",
+            "reason",
+            "chunks",
+            "expected",
+            "actual",
+            "holdback",
+            "stderr",
+            "expectation",
+        ):
             value = getattr(self, name)
             if value not in (None, ""):
                 data[name] = value
@@ -176,8 +186,9 @@ class Run:
     def from_json(cls, data: Mapping[str, Any]) -> Run:
         implementations = []
         for entry in data["implementations"]:
-            info = ImplementationInfo(**{k: entry[k] for k in (
-                "label", "name", "version", "language", "options", "spec")})
+            info = ImplementationInfo(
+                **{k: entry[k] for k in ("label", "name", "version", "language", "options", "spec")}
+            )
             results = [CaseResult.from_json(r) for r in entry["results"]]
             implementations.append(ImplementationRun(info, results, entry.get("failure")))
         return cls(

@@ -1,0 +1,139 @@
+"""One `conformance run`: corpus -> selection -> each implementation -> reports -> exit status."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from tabulate import tabulate
+
+from ._cases import load_corpus
+from ._expectations import expected_failures_for
+from ._impls import ImplementationSpec, connect, parse_impl, parse_options
+from ._results import CaseResult, ImplementationInfo, ImplementationRun, Run, Verdict
+from ._runner import new_run, run_implementation
+from ._select import Selection
+from .errors import ImplementationStartError, UsageError
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+
+
+@dataclass(frozen=True, slots=True)
+class RunSettings:
+    impls: Sequence[str]
+    option_sets: Sequence[str]
+    case_dirs: Sequence[Path]
+    selection: Selection
+    report_dir: Path | None
+    expectations_dir: Path | None
+    timeout: float
+    validate_protocol: bool
+
+
+def implementation_specs(
+    impls: Sequence[str], option_sets: Sequence[str]
+) -> list[ImplementationSpec]:
+    """Pair each `--impl` with its `--options` (`NAME=JSON` for one, bare JSON for all)."""
+    shared: dict[str, object] = {}
+    named: dict[str, dict[str, object]] = {}
+    for text in option_sets:
+        head, sep, tail = text.partition("=")
+        if sep and not head.lstrip().startswith("{"):
+            named[head] = parse_options(tail)
+        else:
+            shared.update(parse_options(text))
+    specs = [parse_impl(text) for text in impls]
+    labels = [spec.label for spec in specs]
+    duplicates = sorted({label for label in labels if labels.count(label) > 1})
+    if duplicates:
+        raise UsageError(
+            f"two implementations are labelled {duplicates[0]!r}; name them with --impl NAME=SPEC"
+        )
+    unknown = sorted(set(named) - set(labels))
+    if unknown:
+        raise UsageError(
+            f"--options {unknown[0]}=...: no implementation is labelled "
+            f"{unknown[0]!r} (labels: {', '.join(labels)})"
+        )
+    return [
+        ImplementationSpec(spec.label, spec.spec, {**shared, **named.get(spec.label, {})} or None)
+        for spec in specs
+    ]
+
+
+def execute(
+    settings: RunSettings,
+    *,
+    echo: Callable[..., None],
+    progress: Callable[[str], None] | None = None,
+) -> int:
+    started = time.perf_counter()
+    specs = implementation_specs(settings.impls, settings.option_sets)
+    corpus = load_corpus(settings.case_dirs)
+    cases = settings.selection.apply(corpus.cases)
+    runs: list[ImplementationRun] = []
+    start_failures = 0
+    for spec in specs:
+        expected = expected_failures_for(settings.expectations_dir, spec.label)
+        try:
+            connection = connect(
+                spec, timeout=settings.timeout, validate_protocol=settings.validate_protocol
+            )
+        except ImplementationStartError as error:
+            echo(f"error: {error}", err=True)
+            start_failures += 1
+            info = ImplementationInfo(
+                spec.label, spec.label, "unknown", "unknown", dict(spec.options or {}), spec.spec
+            )
+            runs.append(ImplementationRun(info, failure=str(error)))
+            continue
+        total = len(cases) * len(settings.selection.checks)
+        done = 0
+
+        def tick(result: CaseResult, label: str = spec.label, total: int = total) -> None:
+            nonlocal done
+            done += 1
+            if progress is not None and (done % 50 == 0 or done == total):
+                progress(f"{label}: {done}/{total} checks")
+
+        try:
+            runs.append(
+                run_implementation(
+                    connection,
+                    cases,
+                    checks=settings.selection.checks,
+                    expected_failures=expected,
+                    on_result=tick,
+                )
+            )
+        finally:
+            connection.close()
+        if progress is not None:
+            progress("")
+    run = new_run(runs, settings.selection.to_json())
+    run.duration = time.perf_counter() - started
+    for problem in corpus.errors:
+        echo(str(problem), err=True)
+    echo(summary_table(run))
+    if settings.report_dir is not None:
+        from .reports import write_reports
+
+        for path in write_reports(run, settings.report_dir):
+            echo(f"wrote {path}")
+    if corpus.errors or start_failures:
+        return EXIT_USAGE
+    return EXIT_OK if run.ok else EXIT_FAILED
+
+
+def summary_table(run: Run) -> str:
+    shown = [v for v in Verdict if any(r.summary[v.value] for r in run.implementations)]
+    rows = []
+    for impl in run.implementations:
+        status = "cannot start" if impl.failure else ("ok" if impl.ok else "FAILED")
+        rows.append(
+            [impl.info.label, impl.info.version, *(impl.summary[v.value] for v in shown), status]
+        )
+    headers = ["implementation", "version", *(v.value for v in shown), "status"]
+    return tabulate(rows, headers=headers) + f"\n({run.duration:.2f} s)"

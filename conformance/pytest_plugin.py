@@ -1,0 +1,280 @@
+"""pytest plugin: `pytest --conformance-impl SPEC` runs the corpus as tests.
+
+One test per (implementation, case, check), named `conformance[LABEL]::ID-slug[check]` and
+marked `conformance` and `conformance_<category>`, so `-k`, `-m`, `-x`, `--junitxml` and
+pytest-xdist work as usual. The harness modules are imported only when the plugin is used.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+if TYPE_CHECKING:
+    from ._cases import Case
+    from ._results import CaseResult
+
+GROUP = "conformance"
+IMPL = "--conformance-impl"
+OPTIONS = "--conformance-options"
+CASES = "--conformance-cases"
+CHECK = "--conformance-check"
+TIMEOUT = "--conformance-timeout"
+EXPECTATIONS = "--conformance-expectations"
+REPORT_DIR = "--conformance-report-dir"
+RESULT_PROPERTY = "conformance_result"
+
+_state_key = pytest.StashKey["_State"]()
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup(GROUP, "reasoning-channel conformance suite")
+    group.addoption(
+        IMPL,
+        action="append",
+        default=[],
+        metavar="[NAME=]SPEC",
+        help="run the conformance corpus against this implementation "
+        "(reference, python:module:attr, cmd:<command>); repeatable",
+    )
+    group.addoption(
+        OPTIONS,
+        action="append",
+        default=[],
+        metavar="[NAME=]JSON",
+        help="options to run the implementation under (JSON object)",
+    )
+    group.addoption(
+        CASES,
+        action="append",
+        default=[],
+        metavar="DIR",
+        help="case directory or file (default: the bundled corpus)",
+    )
+    group.addoption(
+        CHECK,
+        action="append",
+        default=[],
+        metavar="CHECK",
+        help="only these checks: whole, stream, chars, splits",
+    )
+    group.addoption(
+        TIMEOUT,
+        type=float,
+        default=None,
+        metavar="SECONDS",
+        help="per-request timeout for cmd: implementations (default 5)",
+    )
+    group.addoption(
+        EXPECTATIONS,
+        default=None,
+        metavar="DIR",
+        help="directory of expected-failure files <NAME>.yaml",
+    )
+    group.addoption(
+        REPORT_DIR, default=None, metavar="DIR", help="also write the conformance reports here"
+    )
+    parser.addini(
+        "conformance_impl", "implementations to run the corpus against", type="linelist", default=[]
+    )
+
+
+class _State:
+    """Connections are opened on first use and closed at the end of the session."""
+
+    def __init__(self, config: pytest.Config) -> None:
+        from ._impls import DEFAULT_TIMEOUT
+        from ._session import implementation_specs
+
+        impls = config.getoption(IMPL) or config.getini("conformance_impl")
+        self.specs = implementation_specs(impls, config.getoption(OPTIONS))
+        self.timeout = config.getoption(TIMEOUT) or DEFAULT_TIMEOUT
+        expectations = config.getoption(EXPECTATIONS)
+        self.expectations_dir = Path(expectations) if expectations else None
+        self.connections: dict[str, Any] = {}
+        self.results: dict[str, list[CaseResult]] = {}
+        self.infos: dict[str, Any] = {}
+
+    def connection(self, label: str) -> Any:
+        if label not in self.connections:
+            from ._impls import connect
+
+            spec = next(spec for spec in self.specs if spec.label == label)
+            self.connections[label] = connect(spec, timeout=self.timeout)
+            self.infos[label] = self.connections[label].info
+        return self.connections[label]
+
+    def close(self) -> None:
+        for connection in self.connections.values():
+            connection.close()
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "conformance: a conformance-suite case")
+    if not (config.getoption(IMPL) or config.getini("conformance_impl")):
+        return
+    from ._cases import bundled_cases_dir, load_corpus
+    from .errors import ConformanceError
+
+    try:
+        state = _State(config)
+    except ConformanceError as error:
+        raise pytest.UsageError(str(error)) from None
+    dirs = [Path(d) for d in config.getoption(CASES)] or [bundled_cases_dir()]
+    corpus = load_corpus(dirs)
+    if corpus.errors:
+        problems = "\n".join(str(e) for e in corpus.errors)
+        raise pytest.UsageError(f"conformance case files have errors:\n{problems}")
+    config.stash[_state_key] = state
+    state.cases = corpus.cases  # type: ignore[attr-defined]
+    for category in sorted({case.category for case in corpus.cases}):
+        config.addinivalue_line("markers", f"{_marker(category)}: cases of {category}")
+
+
+def _marker(category: str) -> str:
+    return "conformance_" + category.replace("-", "_")
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(
+    session: pytest.Session, config: pytest.Config, items: list[pytest.Item]
+) -> None:
+    state = config.stash.get(_state_key, None)
+    if state is None:
+        return
+    from ._results import CHECKS
+
+    checks = config.getoption(CHECK) or list(CHECKS)
+    unknown = sorted(set(checks) - set(CHECKS))
+    if unknown:
+        raise pytest.UsageError(f"{CHECK} {unknown[0]}: the checks are {', '.join(CHECKS)}")
+    for spec in state.specs:
+        suite = ConformanceSuite.from_parent(session, name=f"conformance[{spec.label}]")
+        for case in state.cases:
+            for check in checks:
+                item = ConformanceItem.from_parent(
+                    suite,
+                    name=f"{case.id}-{case.slug}[{check}]",
+                    label=spec.label,
+                    case=case,
+                    check=check,
+                )
+                item.add_marker("conformance")
+                item.add_marker(_marker(case.category))
+                items.append(item)
+
+
+class ConformanceSuite(pytest.Collector):
+    """Groups one implementation's tests; its items are made by the plugin, not collected."""
+
+    def collect(self) -> list[pytest.Item]:
+        return []
+
+
+class ConformanceFailure(Exception):
+    def __init__(self, result: CaseResult) -> None:
+        super().__init__(result.reason)
+        self.result = result
+
+
+class ConformanceItem(pytest.Item):
+    def __init__(self, *, label: str, case: Case, check: str, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.label = label
+        self.case = case
+        self.check = check
+
+    def runtest(self) -> None:
+        from ._expectations import expected_failures_for
+        from ._options import Options
+        from ._results import Verdict
+        from ._runner import judge, plan_case
+
+        state: _State = self.config.stash[_state_key]
+        connection = state.connection(self.label)
+        options = Options.from_mapping(connection.info.options)
+        plan = plan_case(self.case, options, [self.check])[0]
+        result = judge(plan, connection.send(plan.requests), options)
+        result = expected_failures_for(state.expectations_dir, self.label).apply(result)
+        self.user_properties.append(
+            (
+                RESULT_PROPERTY,
+                json.dumps(
+                    {
+                        "label": self.label,
+                        "info": connection.info.to_json(),
+                        "result": result.to_json(),
+                    }
+                ),
+            )
+        )
+        if result.verdict == Verdict.NON_STRICT:
+            self.user_properties.append(("non_strict", result.reason))
+        elif result.verdict == Verdict.SKIP:
+            pytest.skip(result.reason)
+        elif result.verdict == Verdict.XFAIL:
+            pytest.xfail(result.reason)
+        elif not result.verdict.ok:
+            raise ConformanceFailure(result)
+
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:
+        if isinstance(excinfo.value, ConformanceFailure):
+            result = excinfo.value.result
+            lines = [
+                f"{result.verdict.value}: {self.case.title} ({self.case.where})",
+                f"reason: {result.reason}",
+            ]
+            if result.chunks is not None:
+                lines.append(f"chunks: {json.dumps(result.chunks, ensure_ascii=False)}")
+            for name in ("assistant", "thinking"):
+                if result.expected is not None:
+                    lines.append(f"expected {name}: {result.expected[name]!r}")
+                if result.actual is not None:
+                    lines.append(f"actual   {name}: {result.actual[name]!r}")
+            if result.stderr:
+                lines.append(f"stderr (tail):\n{result.stderr}")
+            return "\n".join(lines)
+        return str(super().repr_failure(excinfo))
+
+    def reportinfo(self) -> tuple[Path, int, str]:
+        return (
+            self.case.file,
+            self.case.line - 1,
+            f"{self.case.id} {self.case.title} [{self.check}]",
+        )
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    """Collect results on the controlling process (also under xdist) for the reports."""
+    if report.when != "call" and not (report.when == "setup" and report.skipped):
+        return
+    for name, value in report.user_properties:
+        if name == RESULT_PROPERTY:
+            data = json.loads(value)
+            _collected.setdefault(data["label"], (data["info"], []))[1].append(data["result"])
+
+
+_collected: dict[str, tuple[dict[str, Any], list[dict[str, Any]]]] = {}
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    state = session.config.stash.get(_state_key, None)
+    if state is None:
+        return
+    state.close()
+    report_dir = session.config.getoption(REPORT_DIR)
+    if report_dir and _collected and not hasattr(session.config, "workerinput"):
+        from ._results import CaseResult, ImplementationInfo, ImplementationRun
+        from ._runner import new_run
+        from .reports import write_reports
+
+        runs = [
+            ImplementationRun(
+                ImplementationInfo(**info), [CaseResult.from_json(r) for r in results]
+            )
+            for info, results in _collected.values()
+        ]
+        write_reports(new_run(runs, {"source": "pytest"}), Path(report_dir))

@@ -1,0 +1,102 @@
+"""What several reports need from a run: verdict order, declared options, cases as rows."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from .._options import DEFAULT, Options, OptionsError
+from .._results import CaseResult, Run, Verdict, worst
+
+#: Column order of verdict counts: the enum's order, PASS first.
+VERDICTS = tuple(Verdict)
+
+
+def option_differences(options: Mapping[str, Any]) -> dict[str, Any]:
+    """The declared options that differ from the spec's default profile."""
+    try:
+        return Options.from_mapping(options).differences()
+    except OptionsError:
+        # An implementation may declare options this harness does not know: show them as
+        # declared rather than hide them.
+        default = DEFAULT.to_json()
+        return {name: value for name, value in options.items() if default.get(name) != value}
+
+
+def format_options(options: Mapping[str, Any]) -> str:
+    differences = option_differences(options)
+    if not differences:
+        return "default"
+    return ", ".join(f"{name}={_option_value(value)}" for name, value in differences.items())
+
+
+def _option_value(value: Any) -> str:
+    if isinstance(value, list) and all(isinstance(v, Mapping) for v in value):
+        return " ".join(f"{pair.get('open')}…{pair.get('close')}" for pair in value)
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+
+
+@dataclass(slots=True)
+class CaseRow:
+    """One case across implementations: its results per implementation label."""
+
+    case: str
+    slug: str
+    title: str
+    category: str
+    taxonomy: str
+    level: str
+    results: dict[str, list[CaseResult]] = field(default_factory=dict)
+
+    def verdict(self, label: str) -> Verdict | None:
+        """The worst verdict of the case's checks on one implementation, None if not run."""
+        results = self.results.get(label)
+        return worst(r.verdict for r in results) if results else None
+
+    def vector(self, label: str) -> tuple[tuple[str, str], ...]:
+        return tuple((r.check, r.verdict.value) for r in self.results.get(label, ()))
+
+
+def case_rows(run: Run) -> dict[str, list[CaseRow]]:
+    """Cases grouped by category, both in the order the run first met them."""
+    rows: dict[str, CaseRow] = {}
+    for implementation in run.implementations:
+        label = implementation.info.label
+        for result in implementation.results:
+            row = rows.get(result.case)
+            if row is None:
+                row = rows[result.case] = CaseRow(
+                    result.case,
+                    result.slug,
+                    result.title,
+                    result.category,
+                    result.taxonomy,
+                    result.level,
+                )
+            row.title = row.title or result.title
+            row.results.setdefault(label, []).append(result)
+    grouped: dict[str, list[CaseRow]] = {}
+    for row in rows.values():
+        grouped.setdefault(row.category, []).append(row)
+    return grouped
+
+
+def header_line(run: Run) -> str:
+    """Harness and spec version, when and how long, as one line of plain text."""
+    return (
+        f"harness {run.harness_version} · spec {run.spec_version} · started {run.started}"
+        f" · {run.duration:.1f} s"
+    )
+
+
+def format_selection(selection: Mapping[str, Any]) -> str:
+    parts = []
+    for name, value in selection.items():
+        if value in (None, "", [], {}, ()):
+            continue
+        if isinstance(value, list | tuple):
+            value = ", ".join(str(v) for v in value)
+        parts.append(f"{name}: {value}")
+    return "; ".join(parts) or "all cases"

@@ -1,0 +1,81 @@
+"""results.json: the run as data, the input of `conformance diff` and of any later report."""
+
+from __future__ import annotations
+
+import functools
+import json
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+from jsonschema.exceptions import best_match
+
+from .._results import Run
+from ..errors import ConformanceError
+from ._visible import one_line
+
+FILENAME = "results.json"
+SCHEMA = "results.schema.json"
+
+
+class ResultsFileError(ConformanceError):
+    """A file that cannot be read as a results document; the message names file and problem."""
+
+
+@functools.cache
+def schema() -> dict[str, Any]:
+    return json.loads(resources.files("conformance.schemas").joinpath(SCHEMA).read_text("utf-8"))
+
+
+def render(run: Run) -> str:
+    data = run.to_json()
+    try:
+        text = json.dumps(data, ensure_ascii=False, indent=1)
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        # An implementation answered with a lone surrogate: only \\u escapes can carry it.
+        text = json.dumps(data, ensure_ascii=True, indent=1)
+    return text + "\n"
+
+
+def write(run: Run, directory: Path) -> Path:
+    path = directory / FILENAME
+    path.write_text(render(run), "utf-8")
+    return path
+
+
+def load_results(path: Path) -> Run:
+    """Read a results document back; ResultsFileError says what is wrong with it."""
+    try:
+        text = Path(path).read_text("utf-8")
+    except FileNotFoundError:
+        raise ResultsFileError(f"{path}: no such file") from None
+    except IsADirectoryError:
+        raise ResultsFileError(f"{path}: is a directory, not a results file") from None
+    except UnicodeDecodeError as error:
+        raise ResultsFileError(
+            f"{path}: not UTF-8 text ({error.reason} at byte {error.start})"
+        ) from None
+    except OSError as error:
+        raise ResultsFileError(f"{path}: cannot be read ({error.strerror})") from None
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise ResultsFileError(
+            f"{path}: not JSON (line {error.lineno}, column {error.colno}: {error.msg})"
+        ) from None
+    problem = _problem(data)
+    if problem:
+        raise ResultsFileError(f"{path}: not a conformance results document: {problem}")
+    return Run.from_json(data)
+
+
+def _problem(data: Any) -> str | None:
+    validator = jsonschema.Draft202012Validator(schema())
+    error = best_match(validator.iter_errors(data))
+    if error is None:
+        return None
+    where = "/".join(str(p) for p in error.absolute_path) or "the top level"
+    # The message may quote the whole offending value: a line is enough to find it.
+    return f"at {where}: {one_line(error.message, 200)} (see conformance/schemas/{SCHEMA})"

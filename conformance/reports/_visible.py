@@ -1,0 +1,123 @@
+"""Text made visible for a reader, and the part of two texts where they differ.
+
+Whitespace-only differences are a verdict of their own (NON_STRICT), so a report must show
+every space, tab and line break. Both the Markdown and the HTML report render through here so
+they agree on the symbols.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from collections.abc import Iterator
+from dataclasses import dataclass
+from difflib import SequenceMatcher
+from typing import Literal
+
+#: Shown instead of a whitespace character; LF keeps a real line break after its symbol.
+MARKERS = {" ": "␣", "\t": "→", "\n": "↵\n", "\r": "␍"}
+#: Marks the real end of a text, so trailing whitespace cannot hide.
+END = "∎"
+#: Marks text left out of a window.
+ELIDED = "⋯"
+#: The symbols themselves are escaped when the text contains them, so a literal `␣` is never
+#: mistaken for a space.
+_SYMBOLS = frozenset("␣→↵␍∎⋯")
+#: Categories of characters that print as nothing or as blank space.
+_INVISIBLE = frozenset({"Cc", "Cf", "Cs", "Co", "Cn", "Zs", "Zl", "Zp"})
+
+Kind = Literal["text", "ws", "esc"]
+
+
+def escape_char(char: str) -> str:
+    code = ord(char)
+    return f"\\u{code:04x}" if code <= 0xFFFF else f"\\U{code:08x}"
+
+
+def parts(text: str) -> Iterator[tuple[Kind, str]]:
+    """The text as runs of plain text, whitespace symbols and escapes, for styled output."""
+    run: list[str] = []
+    for char in text:
+        if char in MARKERS:
+            kind, shown = "ws", MARKERS[char]
+        elif char in _SYMBOLS or unicodedata.category(char) in _INVISIBLE:
+            kind, shown = "esc", escape_char(char)
+        else:
+            run.append(char)
+            continue
+        if run:
+            yield "text", "".join(run)
+            run = []
+        yield kind, shown
+    if run:
+        yield "text", "".join(run)
+
+
+def visible(text: str, *, end: bool = True) -> str:
+    """`a b\\n` -> `a␣b↵` + newline + `∎`: every invisible character shown."""
+    shown = "".join(shown for _, shown in parts(text))
+    return shown + END if end else shown
+
+
+@dataclass(frozen=True, slots=True)
+class Window:
+    """Two texts cut down to where they differ, with a little shared context either side."""
+
+    #: Characters of the common prefix left out before `before`.
+    skipped_before: int
+    before: str
+    expected: str
+    actual: str
+    after: str
+    #: Characters left out after `after` (or after a middle cut at `limit`).
+    skipped_after: int
+    #: Index of the first differing character (0-based).
+    first_difference: int
+
+    @property
+    def at_end(self) -> bool:
+        """Whether the window reaches the real end of both texts."""
+        return self.skipped_after == 0
+
+
+def window(expected: str, actual: str, *, context: int = 24, limit: int = 240) -> Window:
+    """The differing middle of two texts, each middle cut at `limit` characters."""
+    prefix = _common_prefix(expected, actual)
+    room = min(len(expected), len(actual)) - prefix
+    suffix = _common_prefix(expected[::-1], actual[::-1])
+    suffix = min(suffix, room)
+    before = expected[max(0, prefix - context) : prefix]
+    middle_expected = expected[prefix : len(expected) - suffix]
+    middle_actual = actual[prefix : len(actual) - suffix]
+    after = expected[len(expected) - suffix :][:context]
+    skipped_after = suffix - len(after)
+    if len(middle_expected) > limit or len(middle_actual) > limit:
+        # A long middle makes the shared tail meaningless: cut there and count the rest.
+        skipped_after = max(len(middle_expected), len(middle_actual)) - limit + suffix
+        middle_expected, middle_actual, after = middle_expected[:limit], middle_actual[:limit], ""
+    return Window(
+        skipped_before=prefix - len(before),
+        before=before,
+        expected=middle_expected,
+        actual=middle_actual,
+        after=after,
+        skipped_after=skipped_after,
+        first_difference=prefix,
+    )
+
+
+def _common_prefix(a: str, b: str) -> int:
+    for index, (x, y) in enumerate(zip(a, b, strict=False)):
+        if x != y:
+            return index
+    return min(len(a), len(b))
+
+
+def opcodes(expected: str, actual: str) -> list[tuple[str, int, int, int, int]]:
+    """Character-level edit operations between two (short) window middles."""
+    return SequenceMatcher(None, expected, actual, autojunk=False).get_opcodes()
+
+
+def one_line(text: str, limit: int = 300) -> str:
+    """A reason or message squeezed onto one line, for table cells and attributes."""
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"

@@ -1,0 +1,198 @@
+"""Normalizers that are wrong on purpose, one classic bug each, as `python:` implementations.
+
+The harness must flag every one of them with the right verdict; see test_broken_impls.py.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from conformance.interface import implementation
+from conformance.reference import Normalizer
+
+OPEN = ("<think>", "<thinking>")
+CLOSE = ("</think>", "</thinking>")
+DELIMITER = re.compile(r"</?think(?:ing)?>")
+
+
+class _Base:
+    """Tag-splitting over one chunk's text at a time, with the state a delta needs."""
+
+    def __init__(self) -> None:
+        self.inside = False
+        self.native = False
+
+    def split(self, text: str) -> dict[str, str]:
+        out = {"assistant": "", "thinking": ""}
+        pos = 0
+        for match in DELIMITER.finditer(text):
+            out["thinking" if self.inside else "assistant"] += text[pos : match.start()]
+            self.inside = not match.group().startswith("</")
+            pos = match.end()
+        out["thinking" if self.inside else "assistant"] += text[pos:]
+        return out
+
+    def feed(self, chunk: Mapping[str, Any]) -> dict[str, str]:
+        out = self.split(chunk.get("content") or "")
+        if chunk.get("reasoning"):
+            self.native = True
+            out["thinking"] = chunk["reasoning"] + out["thinking"]
+        return out
+
+    def finish(self) -> dict[str, str]:
+        return {"assistant": "", "thinking": ""}
+
+
+@implementation(name="no-carry")
+class NoCarry(_Base):
+    """Finds delimiters only within one chunk: a tag split across chunks leaks."""
+
+
+@implementation(name="no-flush")
+class NoFlush(Normalizer):
+    """Holds back partial delimiters correctly but never flushes them at the end."""
+
+    def finish(self) -> dict[str, str]:  # type: ignore[override]
+        super().finish()
+        return {"assistant": "", "thinking": ""}
+
+
+@implementation(name="leaks-orphan-close")
+class LeaksOrphanClose(Normalizer):
+    """Strips a close delimiter only when a block is open: an orphan `</think>` shows."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._opened = False
+
+    def feed(self, chunk: Mapping[str, Any]) -> dict[str, str]:  # type: ignore[override]
+        content = chunk.get("content") or ""
+        if not self._opened and any(tag in content for tag in OPEN):
+            self._opened = True
+        if not self._opened:
+            return {"assistant": content, "thinking": chunk.get("reasoning") or ""}
+        return dict(super().feed(chunk))
+
+
+@implementation(name="per-chunk-regex")
+class PerChunkRegex:
+    """Applies `<think>.*?</think>` to each chunk: a block spanning chunks leaks whole."""
+
+    def feed(self, chunk: Mapping[str, Any]) -> dict[str, str]:
+        content = chunk.get("content") or ""
+        bodies = re.findall(r"<think>(.*?)</think>", content, flags=re.S)
+        visible = re.sub(r"<think>.*?</think>", "", content, flags=re.S)
+        return {"assistant": visible, "thinking": (chunk.get("reasoning") or "") + "".join(bodies)}
+
+    def finish(self) -> dict[str, str]:
+        return {"assistant": "", "thinking": ""}
+
+
+@implementation(name="duplicates-native")
+class DuplicatesNative(Normalizer):
+    """Declares the default (native only) but merges tag bodies with native reasoning."""
+
+    def __init__(self) -> None:
+        super().__init__({"native_with_tags": "merge"})
+
+
+class _Buffered:
+    """Runs the reference but releases everything at the end, through `post`."""
+
+    def __init__(self) -> None:
+        self.inner = Normalizer()
+        self.text = {"assistant": "", "thinking": ""}
+
+    def feed(self, chunk: Mapping[str, Any]) -> dict[str, str]:
+        for key, value in self.inner.feed(chunk).items():
+            self.text[key] += value
+        return {"assistant": "", "thinking": ""}
+
+    def finish(self) -> dict[str, str]:
+        for key, value in self.inner.finish().items():
+            self.text[key] += value
+        return self.post(self.text)
+
+    def post(self, text: dict[str, str]) -> dict[str, str]:
+        return text
+
+
+@implementation(name="buffers-everything")
+class BuffersEverything(_Buffered):
+    """Correct final text, but nothing is released before the end of the stream."""
+
+
+@implementation(name="trims-whitespace")
+class TrimsWhitespace(_Buffered):
+    """Trims both channels at the end, as many clients do."""
+
+    def post(self, text: dict[str, str]) -> dict[str, str]:
+        return {key: value.strip() for key, value in text.items()}
+
+
+@implementation(name="strips-every-tag")
+class StripsEveryTag(_Buffered):
+    """Removes every `<...>` from the answer: over-strips `Vec<T>`, `<thinker>`, HTML."""
+
+    def post(self, text: dict[str, str]) -> dict[str, str]:
+        return {**text, "assistant": re.sub(r"<[^<>]*>", "", text["assistant"])}
+
+
+@implementation(name="counts-nesting")
+class CountsNesting(_Base):
+    """Treats an open inside a block as nesting: one stray `<think>` hides the answer."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.depth = 0
+
+    def split(self, text: str) -> dict[str, str]:
+        out = {"assistant": "", "thinking": ""}
+        pos = 0
+        for match in DELIMITER.finditer(text):
+            out["thinking" if self.depth else "assistant"] += text[pos : match.start()]
+            self.depth = max(0, self.depth + (-1 if match.group().startswith("</") else 1))
+            pos = match.end()
+        out["thinking" if self.depth else "assistant"] += text[pos:]
+        return out
+
+
+@implementation(name="ignores-case")
+class IgnoresCase:
+    """Matches delimiters in any case under exact matching: `<THINK>` is eaten."""
+
+    def __init__(self) -> None:
+        self.inner = Normalizer({"matching": "tolerant"})
+
+    def feed(self, chunk: Mapping[str, Any]) -> dict[str, str]:
+        return dict(self.inner.feed(chunk))
+
+    def finish(self) -> dict[str, str]:
+        return dict(self.inner.finish())
+
+
+@implementation(name="raises")
+class Raises(Normalizer):
+    """Raises on any chunk mentioning `thinking`."""
+
+    def feed(self, chunk: Mapping[str, Any]) -> dict[str, str]:  # type: ignore[override]
+        if "thinking" in (chunk.get("content") or ""):
+            raise ValueError("cannot handle <thinking>")
+        return dict(super().feed(chunk))
+
+
+@implementation(name="wrong-delta-count")
+class WrongDeltaCount:
+    """Returns no delta at all for empty chunks (`None` instead of a delta)."""
+
+    def __init__(self) -> None:
+        self.inner = Normalizer()
+
+    def feed(self, chunk: Mapping[str, Any]) -> Any:
+        delta = self.inner.feed(chunk)
+        return delta if (chunk.get("content") or chunk.get("reasoning")) else None
+
+    def finish(self) -> dict[str, str]:
+        return dict(self.inner.finish())
