@@ -105,12 +105,16 @@ class Case:
         if not isinstance(options.delimiters, str):
             return "custom delimiters: the corpus has no expectations for them (fuzz instead)"
         values = {name: getattr(options, name) for name in OPTION_NAMES}
-        best: Variant | None = None
-        for variant in self.variants:
-            agrees = all(values[name] == value for name, value in variant.when.items())
-            if agrees and (best is None or len(variant.when) > len(best.when)):
-                best = variant
         opt_in = [name for name in OPTION_NAMES if values[name] not in ENUMERATED[name]]
+        best: Variant | None = None
+        best_rank = (-1, -1)
+        for variant in self.variants:
+            if all(values[name] == value for name, value in variant.when.items()):
+                # A variant naming the opt-in values in force outranks one that does not,
+                # then the most specific wins; ties go to the first written.
+                rank = (sum(name in variant.when for name in opt_in), len(variant.when))
+                if rank > best_rank:
+                    best, best_rank = variant, rank
         missing = [name for name in opt_in if best is None or name not in best.when]
         if missing:
             named = ", ".join(f"{name}={json.dumps(values[name])}" for name in missing)
@@ -304,6 +308,9 @@ def duplicate_keys(node: yaml.Node) -> Iterator[tuple[int, str]]:
 
 
 _INVISIBLE = {"Cc", "Cf", "Zs", "Zl", "Zp", "Mn", "Me", "Co", "Cs"}
+#: Control characters have no Unicode name; these are the ones case files meet.
+_CONTROL = {"\t": ("CHARACTER TABULATION", "\\t"), "\r": ("CARRIAGE RETURN", "\\r"),
+            "\f": ("FORM FEED", "\\f"), "\v": ("LINE TABULATION", "\\v")}
 
 
 def invisible_characters(text: str) -> Iterator[tuple[int, str]]:
@@ -311,13 +318,11 @@ def invisible_characters(text: str) -> Iterator[tuple[int, str]]:
     for number, line in enumerate(text.split("\n"), start=1):
         for char in line:
             if char != " " and unicodedata.category(char) in _INVISIBLE:
-                name = unicodedata.name(char, "unnamed")
                 code = f"\\u{ord(char):04x}" if ord(char) < 0x10000 else f"\\U{ord(char):08x}"
-                yield (
-                    number,
-                    (
-                        f"literal U+{ord(char):04X} ({name}): write it as the escape {code} "
-                        "inside a double-quoted string"
-                    ),
+                name, code = _CONTROL.get(char, (unicodedata.name(char, "a control character"),
+                                                 code))
+                yield number, (
+                    f"literal U+{ord(char):04X} ({name}): write it as the escape {code} "
+                    "inside a double-quoted string"
                 )
                 break

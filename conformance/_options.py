@@ -108,6 +108,14 @@ def _pairs(value: list[Any] | tuple[Any, ...]) -> Pairs:
         pairs.append((item[0], item[1]))
     if not pairs:
         raise OptionsError("option 'delimiters' needs at least one pair")
+    delimiters = sorted({d for pair in pairs for d in pair})
+    for shorter, longer in itertools.pairwise(delimiters):
+        # Sorted order puts a string right before the strings it is a prefix of.
+        if longer.startswith(shorter):
+            raise OptionsError(
+                f"delimiter {shorter!r} is a prefix of {longer!r}: a stream could not tell "
+                "them apart until later input, so a grammar may not contain both"
+            )
     return tuple(pairs)
 
 

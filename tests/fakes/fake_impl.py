@@ -1,0 +1,148 @@
+"""A scriptable protocol-1 implementation that misbehaves on purpose, to test the harness.
+
+    python tests/fakes/fake_impl.py MODE [ARG] [MODE [ARG] ...]
+
+Without a mode it is `echo`: every chunk's content goes to the assistant channel and its native
+reasoning to the thinking channel, the final delta is empty. Modes change that:
+
+    echo                 the default, correct trivial behaviour
+    hang                 never answers a stream whose first chunk's content contains HANG
+    crash                exits with status 3 on a request containing CRASH
+    exit-after N         exits (status 0) after N replies to stream/whole requests
+    garbage              prints a line that is not JSON for a request containing GARBAGE
+    wrong-count          one delta too few
+    missing-key          deltas (and whole replies) without `thinking`
+    non-string           `thinking` is a number
+    wrong-id             answers with another id
+    extra-key            deltas carry an extra `debug` key (only --validate-protocol objects)
+    stderr-spam          writes 1 MB to stderr per request
+    slow S               sleeps S seconds per request
+    error                answers {"id", "error"}
+    unsupported-whole    answers {"id", "unsupported"} to whole requests
+    no-hello             exits with status 1 at start, before reading anything
+    bad-hello            answers hello with protocol 2
+    garbage-hello        answers hello with a line that is not JSON
+    no-metadata          answers hello without `implementation`
+    hang-hello           never answers hello
+
+Modes combine: `crash stderr-spam` crashes after spamming. Only the standard library is used,
+so it starts fast.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from typing import Any
+
+ARGUMENT_MODES = {"exit-after", "slow"}
+
+
+def parse(argv: list[str]) -> dict[str, str | None]:
+    modes: dict[str, str | None] = {}
+    words = iter(argv)
+    for word in words:
+        modes[word] = next(words) if word in ARGUMENT_MODES else None
+    return modes
+
+
+def hello(modes: dict[str, str | None]) -> str:
+    if "bad-hello" in modes:
+        return json.dumps(
+            {
+                "protocol": 2,
+                "implementation": {"name": "fake", "version": "2", "language": "python"},
+            }
+        )
+    if "garbage-hello" in modes:
+        return "Starting fake implementation..."
+    if "no-metadata" in modes:
+        return json.dumps({"protocol": 1, "options": {}})
+    return json.dumps(
+        {
+            "protocol": 1,
+            "implementation": {"name": "fake", "version": "1.0", "language": "python"},
+            "options": {},
+        }
+    )
+
+
+def answer(request: dict[str, Any], modes: dict[str, str | None]) -> str:
+    """The reply line for a stream or whole request."""
+    ident = request["id"]
+    if "wrong-id" in modes:
+        ident = f"{ident}-wrong"
+    if "error" in modes:
+        return json.dumps({"id": ident, "error": "deliberate failure"})
+    if request["op"] == "whole":
+        if "unsupported-whole" in modes:
+            return json.dumps({"id": ident, "unsupported": "only streams are implemented"})
+        return json.dumps({"id": ident, **delta(request["content"], request["reasoning"], modes)})
+    if request["op"] != "stream":
+        return json.dumps({"id": ident, "unsupported": f"unknown op {request['op']!r}"})
+    deltas = [delta(c["content"], c["reasoning"], modes) for c in request["chunks"]]
+    deltas.append(delta(None, None, modes))
+    if "wrong-count" in modes:
+        deltas.pop()
+    return json.dumps({"id": ident, "deltas": deltas})
+
+
+def delta(content: str | None, reasoning: str | None, modes: dict[str, str | None]) -> Any:
+    result: dict[str, Any] = {"assistant": content or "", "thinking": reasoning or ""}
+    if "missing-key" in modes:
+        del result["thinking"]
+    if "non-string" in modes:
+        result["thinking"] = len(reasoning or "")
+    if "extra-key" in modes:
+        result["debug"] = "extra"
+    return result
+
+
+def main() -> int:
+    modes = parse(sys.argv[1:])
+    if "no-hello" in modes:
+        print("fake: refusing to start (no-hello mode)", file=sys.stderr)
+        return 1
+    replies = 0
+    for line in sys.stdin:
+        request = json.loads(line)
+        op = request.get("op")
+        if op == "bye":
+            return 0
+        if op == "hello":
+            if "hang-hello" in modes:
+                time.sleep(3600)
+            print(hello(modes), flush=True)
+            if "exit-after" in modes and int(modes["exit-after"] or 0) == 0:
+                return 0
+            continue
+        if "stderr-spam" in modes:
+            sys.stderr.write(("spam " * 20 + "\n") * 10_000)  # 1,010,000 bytes
+            sys.stderr.flush()
+        if "slow" in modes:
+            time.sleep(float(modes["slow"] or 0))
+        if (
+            "hang" in modes
+            and op == "stream"
+            and request["chunks"]
+            and "HANG" in (request["chunks"][0]["content"] or "")
+        ):
+            print(f"fake: hanging on request {request['id']}", file=sys.stderr, flush=True)
+            time.sleep(3600)
+        if "crash" in modes and "CRASH" in line:
+            print(f"fake: crashing on request {request['id']}", file=sys.stderr, flush=True)
+            return 3
+        if "garbage" in modes and "GARBAGE" in line:
+            print("this is not JSON", flush=True)
+            continue
+        print(answer(request, modes), flush=True)
+        replies += 1
+        if "exit-after" in modes and replies >= int(modes["exit-after"] or 0):
+            print(f"fake: exiting after {replies} replies", file=sys.stderr, flush=True)
+            return 0
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,86 @@
+"""The pytest plugin, run in a fresh pytest process the way a normalizer's repository would."""
+
+from __future__ import annotations
+
+import json
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture
+def run(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setenv("PYTHONPATH", str(ROOT))
+
+    def go(*args: str) -> pytest.RunResult:
+        return pytester.runpytest_subprocess("-p", "no:cacheprovider", *args)
+
+    return go
+
+
+def test_the_reference_passes_as_parametrized_tests(run):
+    result = run("--conformance-impl", "reference", "-q")
+    outcomes = result.parseoutcomes()
+    assert result.ret == 0
+    assert outcomes["passed"] >= 800
+    assert "failed" not in outcomes
+
+
+def test_a_broken_implementation_fails_with_a_readable_diff(run):
+    result = run("--conformance-impl", "python:tests.broken_impls:NoFlush",
+                 "-k", "FLUSH or flush", "-x", "-q")
+    assert result.ret == 1
+    result.stdout.fnmatch_lines([
+        "*FAIL: *",
+        "reason: *",
+        "chunks: *",
+        "expected assistant: *",
+    ])
+    assert result.parseoutcomes()["failed"] == 1
+
+
+def test_test_ids_markers_and_junit(run, pytester: pytest.Pytester):
+    junit = pytester.path / "junit.xml"
+    result = run("--conformance-impl", "ref=reference", "-m", "conformance_split_delimiters",
+                 "--conformance-check", "stream", f"--junitxml={junit}", "--collect-only", "-q")
+    assert result.ret == 0
+    lines = [line for line in result.stdout.lines if "::" in line]
+    assert lines and all(line.endswith("[stream]") for line in lines)
+    assert all("conformance[ref]::" in line for line in lines)
+    result = run("--conformance-impl", "ref=reference", "-m", "conformance_split_delimiters",
+                 "--conformance-check", "stream", f"--junitxml={junit}")
+    assert result.ret == 0
+    cases = ET.parse(junit).getroot().iter("testcase")
+    assert len(list(cases)) == len(lines)
+
+
+def test_expected_failures_and_reports(run, pytester: pytest.Pytester):
+    expectations = pytester.path / "expectations"
+    expectations.mkdir()
+    (expectations / "bug.yaml").write_text("CHSZ: {reason: never flushes}\n")
+    reports = pytester.path / "reports"
+    result = run(
+        "--conformance-impl", "bug=python:tests.broken_impls:NoFlush", "-k", "CHSZ",
+        f"--conformance-expectations={expectations}", f"--conformance-report-dir={reports}")
+    assert result.ret == 0
+    outcomes = result.parseoutcomes()
+    assert outcomes["xfailed"] >= 1
+    data = json.loads((reports / "results.json").read_text())
+    verdicts = {r["verdict"] for r in data["implementations"][0]["results"]}
+    assert "XFAIL" in verdicts
+
+
+def test_works_under_xdist(run):
+    result = run("--conformance-impl", "reference", "-n", "2", "-q", "-m",
+                 "conformance_orphan_close")
+    assert result.ret == 0
+    assert result.parseoutcomes()["passed"] >= 50
+
+
+def test_usage_errors_are_reported(run):
+    result = run("--conformance-impl", "reference", "--conformance-options", '{"matching": 1}')
+    assert result.ret != 0
+    result.stderr.fnmatch_lines(["*cannot be 1*"])

@@ -1,0 +1,208 @@
+"""The runner judges implementations: the reference passes, each classic bug is flagged."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from conformance._cases import bundled_cases_dir, load_corpus
+from conformance._expectations import load_expected_failures
+from conformance._impls import connect, parse_impl
+from conformance._results import ImplementationRun, Verdict
+from conformance._runner import run_implementation
+from conformance._select import Selection
+from conformance.errors import UsageError
+
+ROOT = Path(__file__).resolve().parent.parent
+CASES = load_corpus([bundled_cases_dir()]).cases
+
+
+def run(spec: str, **kwargs) -> ImplementationRun:
+    return run_implementation(connect(parse_impl(spec)), CASES, **kwargs)
+
+
+def failing(impl_run: ImplementationRun, verdict: Verdict = Verdict.FAIL) -> Counter:
+    return Counter((r.taxonomy.split(".")[0], r.check) for r in impl_run.results
+                   if r.verdict == verdict)
+
+
+def test_the_reference_passes_every_case_and_check():
+    result = run("reference")
+    bad = [r for r in result.results if r.verdict not in (Verdict.PASS, Verdict.SKIP)]
+    assert bad == []
+    skips = {r.reason for r in result.results if r.verdict == Verdict.SKIP}
+    assert skips <= {"no split points: the content is shorter than two characters"}
+
+
+@pytest.mark.parametrize("options", [
+    {"matching": "tolerant"}, {"delimiters": "extended"}, {"native_with_tags": "merge"},
+    {"unclosed_at_end": "drop"}, {"start_in_reasoning": True},
+])
+def test_the_reference_passes_under_every_profile(options):
+    result = run_implementation(connect(parse_impl("reference", options)), CASES)
+    assert all(r.verdict in (Verdict.PASS, Verdict.SKIP) for r in result.results)
+    if options == {"start_in_reasoning": True}:
+        assert any(r.reason.startswith("no expectation for start_in_reasoning=true")
+                   for r in result.results)
+
+
+def bug(name: str) -> ImplementationRun:
+    return run(f"python:tests.broken_impls:{name}")
+
+
+def test_no_carry_fails_split_delimiters_only_when_streamed():
+    result = bug("NoCarry")
+    fails = failing(result)
+    assert fails[("SPLIT", "stream")] >= 20
+    assert fails[("SPLIT", "chars")] >= 40
+    # In one piece it only gets native reasoning wrong (it always merges tag bodies).
+    native = {case.id for case in CASES if case.reasoning}
+    whole_fails = {r.case for r in result.results if r.check == "whole" and r.verdict == Verdict.FAIL}
+    assert whole_fails <= native
+
+
+def test_no_flush_loses_partial_delimiters_at_the_end():
+    result = bug("NoFlush")
+    fails = failing(result)
+    assert fails[("FLUSH", "stream")] >= 10
+    reasons = [r.reason for r in result.results
+               if r.verdict == Verdict.FAIL and r.taxonomy.startswith("FLUSH") and r.check == "stream"]
+    assert any("ended short" in reason for reason in reasons)
+
+
+def test_stripping_every_tag_is_over_stripping():
+    result = bug("StripsEveryTag")
+    assert failing(result)[("TEXT", "whole")] >= 15
+    # Every failure is text with angle brackets that should have stayed in the answer.
+    assert all("<" in r.expected["assistant"] for r in result.results
+               if r.verdict == Verdict.FAIL)
+
+
+def test_a_leaked_orphan_close_is_named_as_a_delimiter():
+    result = bug("LeaksOrphanClose")
+    orphans = [r for r in result.results if r.taxonomy == "ORPHAN.close" and r.check == "stream"]
+    assert orphans and all(r.verdict == Verdict.FAIL for r in orphans)
+    assert any("(a delimiter or a fragment of one)" in r.reason for r in orphans)
+
+
+def test_per_chunk_regex_fails_blocks_spread_over_chunks():
+    fails = failing(bug("PerChunkRegex"))
+    assert fails[("SPLIT", "chars")] >= 40
+    assert fails[("BLOCK", "stream")] >= 5
+
+
+def test_merging_while_declaring_native_only_duplicates_reasoning():
+    result = bug("DuplicatesNative")
+    assert failing(result)[("NATIVE", "whole")] >= 10
+    native = {case.id for case in CASES if case.reasoning}
+    assert {r.case for r in result.results if r.verdict == Verdict.FAIL} <= native
+
+
+def test_trimming_whitespace_is_non_strict_never_fail():
+    result = bug("TrimsWhitespace")
+    verdicts = Counter(r.verdict for r in result.results)
+    assert verdicts[Verdict.FAIL] == 0
+    assert verdicts[Verdict.NON_STRICT] >= 40
+    assert result.ok
+
+
+def test_buffering_everything_is_reported_as_holdback():
+    result = bug("BuffersEverything")
+    non_strict = [r for r in result.results if r.verdict == Verdict.NON_STRICT]
+    assert non_strict and all(r.check != "whole" for r in non_strict)
+    assert all(r.holdback and r.holdback > 0 for r in non_strict)
+    assert "held back" in non_strict[0].reason
+    assert result.ok
+
+
+def test_counting_nesting_hides_the_answer():
+    fails = failing(bug("CountsNesting"))
+    assert fails[("BLOCK", "whole")] >= 3
+
+
+def test_ignoring_case_under_exact_matching_fails():
+    result = bug("IgnoresCase")
+    spaced = [r for r in result.results if r.taxonomy == "TEXT.spaced" and r.check == "whole"]
+    assert any(r.verdict == Verdict.FAIL for r in spaced)
+
+
+def test_exceptions_and_malformed_deltas_are_errors_not_crashes():
+    raises = bug("Raises")
+    errors = [r for r in raises.results if r.verdict == Verdict.ERROR]
+    assert errors and "raised ValueError: cannot handle <thinking>" in errors[0].reason
+    wrong = bug("WrongDeltaCount")
+    errors = [r for r in wrong.results if r.verdict == Verdict.ERROR]
+    assert errors and any("must be an object with `assistant` and `thinking`" in r.reason
+                          for r in errors)
+
+
+def test_selection_narrows_and_an_empty_selection_is_an_error():
+    chosen = Selection(taxonomy=("SPLIT",), checks=("stream",)).apply(CASES)
+    assert chosen and all(case.taxonomy.startswith("SPLIT.") for case in chosen)
+    assert Selection(keyword="split and not lone").apply(CASES)
+    with pytest.raises(UsageError, match="matches no case"):
+        Selection(ids=("ZZZZ",)).apply(CASES)
+    with pytest.raises(UsageError, match="ends too early"):
+        Selection(keyword="(split").apply(CASES)
+
+
+def test_expected_failures_become_xfail_and_unexpected_passes_xpass(tmp_path: Path):
+    fails = bug("NoFlush")
+    failing_id = next(r.case for r in fails.results if r.verdict == Verdict.FAIL)
+    passing_id = next(r.case for r in fails.results if r.verdict == Verdict.PASS
+                      and all(o.verdict == Verdict.PASS for o in fails.results if o.case == r.case))
+    path = tmp_path / "no-flush.yaml"
+    path.write_text(f"{failing_id}: {{reason: drops the held suffix, link: 'https://x'}}\n"
+                    f"{passing_id}: {{reason: thought to fail, checks: [whole]}}\n")
+    result = bug_with(path)
+    by_case = {(r.case, r.check): r for r in result.results}
+    assert by_case[(failing_id, "stream")].verdict == Verdict.XFAIL
+    assert by_case[(passing_id, "whole")].verdict == Verdict.XPASS
+    assert by_case[(passing_id, "stream")].verdict == Verdict.PASS
+    assert "remove the entry" in by_case[(passing_id, "whole")].reason
+
+
+def bug_with(path: Path) -> ImplementationRun:
+    return run("python:tests.broken_impls:NoFlush", expected_failures=load_expected_failures(path))
+
+
+def test_a_bad_expectation_file_names_the_problem(tmp_path: Path):
+    path = tmp_path / "x.yaml"
+    path.write_text("K7QF: {why: no reason given}\n")
+    with pytest.raises(UsageError, match="'reason' is a required property"):
+        load_expected_failures(path)
+
+
+def cli(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "conformance", *args], capture_output=True,
+                          text=True, cwd=cwd, timeout=300)
+
+
+def test_conformance_run_writes_reports_and_sets_the_exit_status(tmp_path: Path):
+    good = cli("run", "--report-dir", str(tmp_path / "good"))
+    assert good.returncode == 0, good.stdout + good.stderr
+    assert {p.name for p in (tmp_path / "good").iterdir()} >= {
+        "results.json", "report.md", "report.html", "junit.xml"}
+    bad = cli("run", "--impl", "ref=reference", "--impl", "python:tests.broken_impls:NoCarry",
+              "--report-dir", str(tmp_path / "bad"), "--taxonomy", "SPLIT")
+    assert bad.returncode == 1
+    data = json.loads((tmp_path / "bad" / "results.json").read_text())
+    labels = [impl["label"] for impl in data["implementations"]]
+    assert labels == ["ref", "NoCarry"]
+    assert data["implementations"][1]["summary"]["FAIL"] > 0
+
+
+def test_conformance_run_usage_errors_exit_2(tmp_path: Path):
+    assert cli("run", "--id", "ZZZZ", "--report-dir", str(tmp_path)).returncode == 2
+    assert cli("run", "--impl", "nonsense", "--report-dir", str(tmp_path)).returncode == 2
+    bad_options = cli("run", "--options", '{"matching": "fuzzy"}', "--report-dir", str(tmp_path))
+    assert bad_options.returncode == 2
+    assert "cannot be 'fuzzy'" in bad_options.stderr
+    missing = cli("run", "--impl", "python:no_such_module:x", "--report-dir", str(tmp_path))
+    assert missing.returncode == 2
+    assert "cannot import 'no_such_module'" in missing.stderr
