@@ -12,8 +12,13 @@ from importlib.metadata import entry_points
 
 from hypothesis import HealthCheck, settings
 
-settings.register_profile("ci", max_examples=200, derandomize=True, deadline=None,
-                          suppress_health_check=[HealthCheck.too_slow])
+settings.register_profile(
+    "ci",
+    max_examples=200,
+    derandomize=True,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+)
 settings.register_profile("dev", max_examples=100, deadline=None)
 settings.register_profile("nightly", max_examples=20_000, deadline=None)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci" if os.environ.get("CI") else "dev"))

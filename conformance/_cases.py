@@ -309,8 +309,12 @@ def duplicate_keys(node: yaml.Node) -> Iterator[tuple[int, str]]:
 
 _INVISIBLE = {"Cc", "Cf", "Zs", "Zl", "Zp", "Mn", "Me", "Co", "Cs"}
 #: Control characters have no Unicode name; these are the ones case files meet.
-_CONTROL = {"\t": ("CHARACTER TABULATION", "\\t"), "\r": ("CARRIAGE RETURN", "\\r"),
-            "\f": ("FORM FEED", "\\f"), "\v": ("LINE TABULATION", "\\v")}
+_CONTROL = {
+    "\t": ("CHARACTER TABULATION", "\\t"),
+    "\r": ("CARRIAGE RETURN", "\\r"),
+    "\f": ("FORM FEED", "\\f"),
+    "\v": ("LINE TABULATION", "\\v"),
+}
 
 
 def invisible_characters(text: str) -> Iterator[tuple[int, str]]:
@@ -319,10 +323,14 @@ def invisible_characters(text: str) -> Iterator[tuple[int, str]]:
         for char in line:
             if char != " " and unicodedata.category(char) in _INVISIBLE:
                 code = f"\\u{ord(char):04x}" if ord(char) < 0x10000 else f"\\U{ord(char):08x}"
-                name, code = _CONTROL.get(char, (unicodedata.name(char, "a control character"),
-                                                 code))
-                yield number, (
-                    f"literal U+{ord(char):04X} ({name}): write it as the escape {code} "
-                    "inside a double-quoted string"
+                name, code = _CONTROL.get(
+                    char, (unicodedata.name(char, "a control character"), code)
+                )
+                yield (
+                    number,
+                    (
+                        f"literal U+{ord(char):04X} ({name}): write it as the escape {code} "
+                        "inside a double-quoted string"
+                    ),
                 )
                 break

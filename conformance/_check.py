@@ -94,8 +94,17 @@ def _taxonomy(cases: Iterable[Case], taxonomy: Taxonomy) -> Iterator[CaseFileErr
                 f"unknown taxonomy entry {case.taxonomy!r}; the entries are in {taxonomy.file}",
             )
     if taxonomy.file is not None:
+        lines = taxonomy.file.read_text("utf-8").splitlines()
         for entry in sorted(set(taxonomy.entries) - covered):
-            yield CaseFileError(taxonomy.file, 0, f"taxonomy entry {entry} has no case")
+            line = next(
+                (n for n, text in enumerate(lines, 1) if text.strip().startswith(f"{entry}:")), 0
+            )
+            yield CaseFileError(
+                taxonomy.file,
+                line,
+                f"taxonomy entry {entry} has no case: "
+                "add one, or remove the entry if nothing can show it",
+            )
 
 
 def _expectations(case: Case) -> Iterator[tuple[Options, Expectation, int]]:

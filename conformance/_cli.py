@@ -252,3 +252,91 @@ def taxonomy(case_dirs: tuple[Path, ...], target: Path | None, check_file: Path 
             sys.exit(EXIT_FAILED)
     if target is None and check_file is None:
         click.echo(table, nl=False)
+
+
+# --- conformance diff: compare two results documents (reports/_diff.py) ----------------------
+
+
+@main.command("diff")
+@click.argument("old", type=click.Path(path_type=Path))
+@click.argument("new", type=click.Path(path_type=Path))
+@click.option(
+    "--format",
+    "format_",
+    type=click.Choice(["text", "markdown"]),
+    default="text",
+    show_default=True,
+    help="Output format.",
+)
+def diff(old: Path, new: Path, format_: str) -> None:
+    """Compare two results.json files: exit 1 if anything regressed (was ok, now not)."""
+    from .reports import ResultsFileError, load_results
+    from .reports._diff import compare, exit_status, render
+
+    try:
+        before, after = load_results(old), load_results(new)
+    except ResultsFileError as error:
+        click.echo(f"error: {error}", err=True)
+        sys.exit(EXIT_USAGE)
+    comparison = compare(before, after)
+    click.echo(render(comparison, format_), nl=False)
+    sys.exit(exit_status(comparison))
+
+
+# --- conformance smoke: does an implementation speak the protocol? (_smoke.py) --------------
+
+
+@main.command()
+@click.option(
+    "--impl",
+    "impl",
+    required=True,
+    metavar="SPEC",
+    help="The implementation: `reference`, `python:module:attr` or `cmd:<command line>`.",
+)
+@click.option(
+    "--timeout",
+    type=float,
+    default=None,
+    help="Seconds a `cmd:` implementation may take per request.  [default: 5.0]",
+)
+@click.option(
+    "--validate-protocol",
+    is_flag=True,
+    help="Validate every protocol reply against its JSON Schema.",
+)
+def smoke(impl: str, timeout: float | None, validate_protocol: bool) -> None:
+    """Send an implementation a few trivial requests: does it speak the protocol?
+
+    Exit status 0 if it does, 1 if not, 2 if it cannot be started.
+    """
+    from ._impls import DEFAULT_TIMEOUT, connect, parse_impl
+    from ._smoke import smoke as run_smoke
+    from .errors import ConformanceError
+
+    try:
+        connection = connect(
+            parse_impl(impl),
+            timeout=DEFAULT_TIMEOUT if timeout is None else timeout,
+            validate_protocol=validate_protocol,
+        )
+    except ConformanceError as error:
+        click.echo(f"error: {error}", err=True)
+        sys.exit(EXIT_USAGE)
+    info = connection.info
+    try:
+        click.echo(f"{info.label}: {info.name} {info.version} ({info.language})")
+        results = run_smoke(connection)
+    finally:
+        connection.close()
+    width = max(len(result.name) for result in results)
+    for result in results:
+        click.echo(f"{'ok' if result.ok else 'FAIL':4}  {result.name:{width}}  {result.message}")
+    failed = sum(not result.ok for result in results)
+    if failed:
+        click.echo(
+            f"FAIL: {info.label} does not speak the protocol ({failed} of {len(results)} "
+            "smoke requests failed)"
+        )
+        sys.exit(EXIT_FAILED)
+    click.echo(f"OK: {info.label} speaks the protocol ({len(results)} smoke requests answered)")

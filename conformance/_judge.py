@@ -32,11 +32,22 @@ def compare(expected: Channels, actual: Mapping[str, str], level: str) -> Judgem
     if all(_squeeze(getattr(expected, name)) == _squeeze(actual[name]) for name in differing):
         return Judgement(Verdict.NON_STRICT, f"whitespace differs in {' and '.join(differing)}")
     reason = "; ".join(
-        f"{name}: expected {getattr(expected, name)!r}, got {actual[name]!r}" for name in differing
+        _difference(name, getattr(expected, name), actual[name]) for name in differing
     )
     if level != "must":
         return Judgement(Verdict.NON_STRICT, f"{level}-level case differs: {reason}")
     return Judgement(Verdict.FAIL, reason)
+
+
+def _difference(name: str, want: str, got: str) -> str:
+    """Where two texts part, with a little context: the full texts are in the result."""
+    at = _common_prefix(want, got)
+    start = max(0, at - 10)
+    lead = "..." if start else ""
+    return (
+        f"{name} differs at character {at}: expected {lead}{want[start : at + 20]!r}, "
+        f"got {lead}{got[start : at + 20]!r}"
+    )
 
 
 def first_divergence(

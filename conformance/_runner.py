@@ -7,7 +7,7 @@ large batches (so a `cmd:` implementation is pipelined) and judges each plan's r
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 
 from . import SPEC_VERSION, __version__
@@ -72,7 +72,6 @@ def plan_case(case: Case, options: Options, checks: Sequence[str] = CHECKS) -> l
 
 def judge(plan: CheckPlan, replies: Sequence[Reply], options: Options) -> CaseResult:
     """The result of a plan from its replies: the worst of its requests' outcomes."""
-    case = plan.case
     if plan.skip is not None:
         return _result(plan, Verdict.SKIP, plan.skip)
     assert plan.expectation is not None
@@ -94,15 +93,8 @@ def judge(plan: CheckPlan, replies: Sequence[Reply], options: Options) -> CaseRe
         if isinstance(request, WholeRequest)
         else [chunk.to_json() for chunk in request.chunks]
     )
-    return CaseResult(
-        case=case.id,
-        slug=case.slug,
-        category=case.category,
-        taxonomy=case.taxonomy,
-        level=case.level,
-        check=plan.check,
-        verdict=verdict,
-        reason=reason,
+    return replace(
+        _result(plan, verdict, reason),
         chunks=chunks,
         expected=expected.to_json(),
         actual=actual,
@@ -168,6 +160,7 @@ def _result(plan: CheckPlan, verdict: Verdict, reason: str = "") -> CaseResult:
     return CaseResult(
         case=case.id,
         slug=case.slug,
+        title=case.title,
         category=case.category,
         taxonomy=case.taxonomy,
         level=case.level,

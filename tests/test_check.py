@@ -45,8 +45,13 @@ cases:
 
 
 def conformance(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "conformance", *args], capture_output=True,
-                          text=True, cwd=cwd or ROOT, timeout=120)
+    return subprocess.run(
+        [sys.executable, "-m", "conformance", *args],
+        capture_output=True,
+        text=True,
+        cwd=cwd or ROOT,
+        timeout=120,
+    )
 
 
 @pytest.fixture
@@ -72,9 +77,12 @@ def test_a_good_corpus_passes(corpus: Path):
 
 def test_malformed_yaml_names_file_and_line_and_other_files_are_still_checked(corpus: Path):
     (corpus / "broken.yaml").write_text('category: x\ncases:\n  - id: "AAAA"\n    slug: [oops\n')
-    (corpus / "wrong.yaml").write_text(GOOD.replace('assistant: "Answer"', 'assistant: "Nope"')
-                                       .replace("K7QF", "K7QG").replace("M4PX", "M4PY")
-                                       .replace("slug: ", "slug: w-"))
+    (corpus / "wrong.yaml").write_text(
+        GOOD.replace('assistant: "Answer"', 'assistant: "Nope"')
+        .replace("K7QF", "K7QG")
+        .replace("M4PX", "M4PY")
+        .replace("slug: ", "slug: w-")
+    )
     result = conformance("check", "--cases", str(corpus))
     assert result.returncode == 2
     assert f"{corpus / 'broken.yaml'}:5: malformed YAML" in result.stdout
@@ -93,7 +101,7 @@ def test_schema_violations_point_at_the_case(corpus: Path):
 
 def test_identity_taxonomy_and_hygiene_problems(corpus: Path):
     second = GOOD.replace("slug: ", "slug: again-").replace("BLOCK.inline", "BLOCK.unknown")
-    second = second.replace('title: An orphan close', 'title: An orphan close\n    title: twice')
+    second = second.replace("title: An orphan close", "title: An orphan close\n    title: twice")
     (corpus / "second.yaml").write_text(second.replace("done</think>", "done\t</think>"))
     (corpus / "retired-ids.txt").write_text("# retired\nM4PX reused by mistake once\n")
     result = conformance("check", "--cases", str(corpus))
@@ -106,12 +114,18 @@ def test_identity_taxonomy_and_hygiene_problems(corpus: Path):
 
 
 def test_disagreement_with_the_reference_suggests_a_variant(corpus: Path):
-    (corpus / "good.yaml").write_text(GOOD.replace(
-        "    variants:\n      - when: {start_in_reasoning: true}\n"
-        '        expected: {assistant: "answer", thinking: "done"}\n', ""
-    ).replace('chunks: ["<think>plan</thi", "nk>Answer"]', 'chunks: ["<think>plan"]')
-     .replace('expected: {assistant: "Answer", thinking: "plan"}',
-              'expected: {assistant: "", thinking: "plan"}'))
+    (corpus / "good.yaml").write_text(
+        GOOD.replace(
+            "    variants:\n      - when: {start_in_reasoning: true}\n"
+            '        expected: {assistant: "answer", thinking: "done"}\n',
+            "",
+        )
+        .replace('chunks: ["<think>plan</thi", "nk>Answer"]', 'chunks: ["<think>plan"]')
+        .replace(
+            'expected: {assistant: "Answer", thinking: "plan"}',
+            'expected: {assistant: "", thinking: "plan"}',
+        )
+    )
     result = conformance("check", "--cases", str(corpus), "--suggest")
     assert result.returncode == 1
     assert "K7QF: under options unclosed_at_end=drop the reference disagrees" in result.stdout
@@ -122,8 +136,10 @@ def test_disagreement_with_the_reference_suggests_a_variant(corpus: Path):
 def test_conservation_catches_invented_text(corpus: Path):
     (corpus / "good.yaml").write_text(GOOD.replace('thinking: "plan"}', 'thinking: "plan!"}'))
     result = conformance("check", "--cases", str(corpus))
-    assert "conservation fails for the stream expectation: characters that are not in the " \
-           "input: '!'" in result.stdout
+    assert (
+        "conservation fails for the stream expectation: characters that are not in the "
+        "input: '!'" in result.stdout
+    )
 
 
 def test_uncovered_taxonomy_entries_are_reported(corpus: Path):

@@ -30,28 +30,52 @@ def test_the_reference_passes_as_parametrized_tests(run):
 
 
 def test_a_broken_implementation_fails_with_a_readable_diff(run):
-    result = run("--conformance-impl", "python:tests.broken_impls:NoFlush",
-                 "-k", "FLUSH or flush", "-x", "-q")
+    result = run(
+        "--conformance-impl",
+        "python:tests.broken_impls:NoFlush",
+        "-k",
+        "FLUSH or flush",
+        "-x",
+        "-q",
+    )
     assert result.ret == 1
-    result.stdout.fnmatch_lines([
-        "*FAIL: *",
-        "reason: *",
-        "chunks: *",
-        "expected assistant: *",
-    ])
+    result.stdout.fnmatch_lines(
+        [
+            "*FAIL: *",
+            "reason: *",
+            "chunks: *",
+            "expected assistant: *",
+        ]
+    )
     assert result.parseoutcomes()["failed"] == 1
 
 
 def test_test_ids_markers_and_junit(run, pytester: pytest.Pytester):
     junit = pytester.path / "junit.xml"
-    result = run("--conformance-impl", "ref=reference", "-m", "conformance_split_delimiters",
-                 "--conformance-check", "stream", f"--junitxml={junit}", "--collect-only", "-q")
+    result = run(
+        "--conformance-impl",
+        "ref=reference",
+        "-m",
+        "conformance_split_delimiters",
+        "--conformance-check",
+        "stream",
+        f"--junitxml={junit}",
+        "--collect-only",
+        "-q",
+    )
     assert result.ret == 0
     lines = [line for line in result.stdout.lines if "::" in line]
     assert lines and all(line.endswith("[stream]") for line in lines)
     assert all("conformance[ref]::" in line for line in lines)
-    result = run("--conformance-impl", "ref=reference", "-m", "conformance_split_delimiters",
-                 "--conformance-check", "stream", f"--junitxml={junit}")
+    result = run(
+        "--conformance-impl",
+        "ref=reference",
+        "-m",
+        "conformance_split_delimiters",
+        "--conformance-check",
+        "stream",
+        f"--junitxml={junit}",
+    )
     assert result.ret == 0
     cases = ET.parse(junit).getroot().iter("testcase")
     assert len(list(cases)) == len(lines)
@@ -63,8 +87,13 @@ def test_expected_failures_and_reports(run, pytester: pytest.Pytester):
     (expectations / "bug.yaml").write_text("CHSZ: {reason: never flushes}\n")
     reports = pytester.path / "reports"
     result = run(
-        "--conformance-impl", "bug=python:tests.broken_impls:NoFlush", "-k", "CHSZ",
-        f"--conformance-expectations={expectations}", f"--conformance-report-dir={reports}")
+        "--conformance-impl",
+        "bug=python:tests.broken_impls:NoFlush",
+        "-k",
+        "CHSZ",
+        f"--conformance-expectations={expectations}",
+        f"--conformance-report-dir={reports}",
+    )
     assert result.ret == 0
     outcomes = result.parseoutcomes()
     assert outcomes["xfailed"] >= 1
@@ -74,8 +103,9 @@ def test_expected_failures_and_reports(run, pytester: pytest.Pytester):
 
 
 def test_works_under_xdist(run):
-    result = run("--conformance-impl", "reference", "-n", "2", "-q", "-m",
-                 "conformance_orphan_close")
+    result = run(
+        "--conformance-impl", "reference", "-n", "2", "-q", "-m", "conformance_orphan_close"
+    )
     assert result.ret == 0
     assert result.parseoutcomes()["passed"] >= 50
 

@@ -31,8 +31,12 @@ def stream(chunks: list[str | dict], options: dict | None = None) -> dict[str, s
         (["a<think>r1</think>b<think>r2</think>c"], None, "abc", "r1r2"),
         (["<think>a<think>b</think>c</think>d"], None, "cd", "ab"),
         (["<think>a</thinking>b"], None, "b", "a"),
-        (["a < b > c <thinker> Vec<T> <tag>x</tag>"], None,
-         "a < b > c <thinker> Vec<T> <tag>x</tag>", ""),
+        (
+            ["a < b > c <thinker> Vec<T> <tag>x</tag>"],
+            None,
+            "a < b > c <thinker> Vec<T> <tag>x</tag>",
+            "",
+        ),
         (["<THINK>x</THINK>y"], None, "<THINK>x</THINK>y", ""),
         (["<THINK>x</ think >y"], {"matching": "tolerant"}, "y", "x"),
         (["<thought>x</thought>y"], None, "<thought>x</thought>y", ""),
@@ -41,8 +45,12 @@ def stream(chunks: list[str | dict], options: dict | None = None) -> dict[str, s
         (["\u25c1think\u25b7x\u25c1/think\u25b7y"], {"delimiters": "kimi"}, "y", "x"),
         (["<think>r</think>\r\n\r\nFinal"], None, "\r\n\r\nFinal", "r"),
         ([{"reasoning": "R", "content": "<think>t</think>a"}], None, "a", "R"),
-        ([{"reasoning": "R", "content": "<think>t</think>a"}], {"native_with_tags": "merge"},
-         "a", "Rt"),
+        (
+            [{"reasoning": "R", "content": "<think>t</think>a"}],
+            {"native_with_tags": "merge"},
+            "a",
+            "Rt",
+        ),
         (["<think>t</think>a", {"reasoning": "R"}], None, "a", "tR"),
         ([{"reasoning": "", "content": "<think>t</think>a"}], None, "a", "t"),
         ([{"reasoning": None, "content": None}, "", "x"], None, "x", ""),
@@ -106,17 +114,50 @@ def test_custom_delimiters():
 # --- properties --------------------------------------------------------------------------
 
 SEGMENTS = [
-    "<think>", "</think>", "<thinking>", "</thinking>", "<thought>", "</thought>", "<THINK>",
-    "< think >", "</ think>", "[THINK]", "[/THINK]", "\u25c1think\u25b7", "\u25c1/think\u25b7",
-    "<", ">", "</", "<th", "<thi", "</thi", "nk>", "ink>", "<thinker>", "Vec<T>", "a < b",
-    "answer", " ", "\n", "\r\n", "\t", "\u00e9", "e\u0301", "\U0001f600", "\u05d0\u200f",
+    "<think>",
+    "</think>",
+    "<thinking>",
+    "</thinking>",
+    "<thought>",
+    "</thought>",
+    "<THINK>",
+    "< think >",
+    "</ think>",
+    "[THINK]",
+    "[/THINK]",
+    "\u25c1think\u25b7",
+    "\u25c1/think\u25b7",
+    "<",
+    ">",
+    "</",
+    "<th",
+    "<thi",
+    "</thi",
+    "nk>",
+    "ink>",
+    "<thinker>",
+    "Vec<T>",
+    "a < b",
+    "answer",
+    " ",
+    "\n",
+    "\r\n",
+    "\t",
+    "\u00e9",
+    "e\u0301",
+    "\U0001f600",
+    "\u05d0\u200f",
 ]
 documents = st.lists(st.sampled_from(SEGMENTS) | st.text(max_size=4), max_size=14).map("".join)
 native = st.none() | st.sampled_from(["", "R", "<think>r</think>", " "])
 profiles = st.sampled_from(
-    [*enumerated_profiles(), Options(start_in_reasoning=True), Options(delimiters="bracket"),
-     Options(delimiters="kimi", matching="tolerant"), Options(start_in_reasoning=True,
-     unclosed_at_end="drop")]
+    [
+        *enumerated_profiles(),
+        Options(start_in_reasoning=True),
+        Options(delimiters="bracket"),
+        Options(delimiters="kimi", matching="tolerant"),
+        Options(start_in_reasoning=True, unclosed_at_end="drop"),
+    ]
 )
 
 

@@ -27,8 +27,9 @@ def run(spec: str, **kwargs) -> ImplementationRun:
 
 
 def failing(impl_run: ImplementationRun, verdict: Verdict = Verdict.FAIL) -> Counter:
-    return Counter((r.taxonomy.split(".")[0], r.check) for r in impl_run.results
-                   if r.verdict == verdict)
+    return Counter(
+        (r.taxonomy.split(".")[0], r.check) for r in impl_run.results if r.verdict == verdict
+    )
 
 
 def test_the_reference_passes_every_case_and_check():
@@ -39,16 +40,24 @@ def test_the_reference_passes_every_case_and_check():
     assert skips <= {"no split points: the content is shorter than two characters"}
 
 
-@pytest.mark.parametrize("options", [
-    {"matching": "tolerant"}, {"delimiters": "extended"}, {"native_with_tags": "merge"},
-    {"unclosed_at_end": "drop"}, {"start_in_reasoning": True},
-])
+@pytest.mark.parametrize(
+    "options",
+    [
+        {"matching": "tolerant"},
+        {"delimiters": "extended"},
+        {"native_with_tags": "merge"},
+        {"unclosed_at_end": "drop"},
+        {"start_in_reasoning": True},
+    ],
+)
 def test_the_reference_passes_under_every_profile(options):
     result = run_implementation(connect(parse_impl("reference", options)), CASES)
     assert all(r.verdict in (Verdict.PASS, Verdict.SKIP) for r in result.results)
     if options == {"start_in_reasoning": True}:
-        assert any(r.reason.startswith("no expectation for start_in_reasoning=true")
-                   for r in result.results)
+        assert any(
+            r.reason.startswith("no expectation for start_in_reasoning=true")
+            for r in result.results
+        )
 
 
 def bug(name: str) -> ImplementationRun:
@@ -62,7 +71,9 @@ def test_no_carry_fails_split_delimiters_only_when_streamed():
     assert fails[("SPLIT", "chars")] >= 40
     # In one piece it only gets native reasoning wrong (it always merges tag bodies).
     native = {case.id for case in CASES if case.reasoning}
-    whole_fails = {r.case for r in result.results if r.check == "whole" and r.verdict == Verdict.FAIL}
+    whole_fails = {
+        r.case for r in result.results if r.check == "whole" and r.verdict == Verdict.FAIL
+    }
     assert whole_fails <= native
 
 
@@ -70,8 +81,11 @@ def test_no_flush_loses_partial_delimiters_at_the_end():
     result = bug("NoFlush")
     fails = failing(result)
     assert fails[("FLUSH", "stream")] >= 10
-    reasons = [r.reason for r in result.results
-               if r.verdict == Verdict.FAIL and r.taxonomy.startswith("FLUSH") and r.check == "stream"]
+    reasons = [
+        r.reason
+        for r in result.results
+        if r.verdict == Verdict.FAIL and r.taxonomy.startswith("FLUSH") and r.check == "stream"
+    ]
     assert any("ended short" in reason for reason in reasons)
 
 
@@ -79,8 +93,7 @@ def test_stripping_every_tag_is_over_stripping():
     result = bug("StripsEveryTag")
     assert failing(result)[("TEXT", "whole")] >= 15
     # Every failure is text with angle brackets that should have stayed in the answer.
-    assert all("<" in r.expected["assistant"] for r in result.results
-               if r.verdict == Verdict.FAIL)
+    assert all("<" in r.expected["assistant"] for r in result.results if r.verdict == Verdict.FAIL)
 
 
 def test_a_leaked_orphan_close_is_named_as_a_delimiter():
@@ -137,8 +150,9 @@ def test_exceptions_and_malformed_deltas_are_errors_not_crashes():
     assert errors and "raised ValueError: cannot handle <thinking>" in errors[0].reason
     wrong = bug("WrongDeltaCount")
     errors = [r for r in wrong.results if r.verdict == Verdict.ERROR]
-    assert errors and any("must be an object with `assistant` and `thinking`" in r.reason
-                          for r in errors)
+    assert errors and any(
+        "must be an object with `assistant` and `thinking`" in r.reason for r in errors
+    )
 
 
 def test_selection_narrows_and_an_empty_selection_is_an_error():
@@ -154,11 +168,17 @@ def test_selection_narrows_and_an_empty_selection_is_an_error():
 def test_expected_failures_become_xfail_and_unexpected_passes_xpass(tmp_path: Path):
     fails = bug("NoFlush")
     failing_id = next(r.case for r in fails.results if r.verdict == Verdict.FAIL)
-    passing_id = next(r.case for r in fails.results if r.verdict == Verdict.PASS
-                      and all(o.verdict == Verdict.PASS for o in fails.results if o.case == r.case))
+    passing_id = next(
+        r.case
+        for r in fails.results
+        if r.verdict == Verdict.PASS
+        and all(o.verdict == Verdict.PASS for o in fails.results if o.case == r.case)
+    )
     path = tmp_path / "no-flush.yaml"
-    path.write_text(f"{failing_id}: {{reason: drops the held suffix, link: 'https://x'}}\n"
-                    f"{passing_id}: {{reason: thought to fail, checks: [whole]}}\n")
+    path.write_text(
+        f"{failing_id}: {{reason: drops the held suffix, link: 'https://x'}}\n"
+        f"{passing_id}: {{reason: thought to fail, checks: [whole]}}\n"
+    )
     result = bug_with(path)
     by_case = {(r.case, r.check): r for r in result.results}
     assert by_case[(failing_id, "stream")].verdict == Verdict.XFAIL
@@ -179,17 +199,35 @@ def test_a_bad_expectation_file_names_the_problem(tmp_path: Path):
 
 
 def cli(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "conformance", *args], capture_output=True,
-                          text=True, cwd=cwd, timeout=300)
+    return subprocess.run(
+        [sys.executable, "-m", "conformance", *args],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        timeout=300,
+    )
 
 
 def test_conformance_run_writes_reports_and_sets_the_exit_status(tmp_path: Path):
     good = cli("run", "--report-dir", str(tmp_path / "good"))
     assert good.returncode == 0, good.stdout + good.stderr
     assert {p.name for p in (tmp_path / "good").iterdir()} >= {
-        "results.json", "report.md", "report.html", "junit.xml"}
-    bad = cli("run", "--impl", "ref=reference", "--impl", "python:tests.broken_impls:NoCarry",
-              "--report-dir", str(tmp_path / "bad"), "--taxonomy", "SPLIT")
+        "results.json",
+        "report.md",
+        "report.html",
+        "junit.xml",
+    }
+    bad = cli(
+        "run",
+        "--impl",
+        "ref=reference",
+        "--impl",
+        "python:tests.broken_impls:NoCarry",
+        "--report-dir",
+        str(tmp_path / "bad"),
+        "--taxonomy",
+        "SPLIT",
+    )
     assert bad.returncode == 1
     data = json.loads((tmp_path / "bad" / "results.json").read_text())
     labels = [impl["label"] for impl in data["implementations"]]

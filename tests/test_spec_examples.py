@@ -77,8 +77,10 @@ def test_spec_example(kind: str, body: str) -> None:
         else:
             whole = json.loads(f["whole"])
             got = normalize_whole(whole.get("content"), whole.get("reasoning"), options)
-        assert got == {"assistant": json.loads(f["assistant"]),
-                       "thinking": json.loads(f["thinking"])}
+        assert got == {
+            "assistant": json.loads(f["assistant"]),
+            "thinking": json.loads(f["thinking"]),
+        }
     elif kind == "comparison":
         expected = Channels(**json.loads(f["expected"]))
         verdict = compare(expected, json.loads(f["actual"]), f.get("level", "must")).verdict
@@ -90,10 +92,7 @@ def test_spec_example(kind: str, body: str) -> None:
         impl = as_deltas(values(f["impl"]))
         lag, _ = holdback(impl, reference)
         assert lag == max(0, *values(f["holdback"]))
-        if join(impl) != join(reference):
-            verdict = "FAIL"
-        else:
-            verdict = "NON_STRICT" if lag else "PASS"
+        verdict = "FAIL" if join(impl) != join(reference) else "NON_STRICT" if lag else "PASS"
         assert verdict == f["verdict"]
 
 

@@ -29,10 +29,11 @@ def format_options(options: Mapping[str, Any]) -> str:
     differences = option_differences(options)
     if not differences:
         return "default"
-    return ", ".join(f"{name}={_option_value(value)}" for name, value in differences.items())
+    return ", ".join(f"{name}={option_value(value)}" for name, value in differences.items())
 
 
-def _option_value(value: Any) -> str:
+def option_value(value: Any) -> str:
+    """An option value as a reader would write it: JSON, delimiter pairs as `open…close`."""
     if isinstance(value, list) and all(isinstance(v, Mapping) for v in value):
         return " ".join(f"{pair.get('open')}…{pair.get('close')}" for pair in value)
     return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)

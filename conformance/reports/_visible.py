@@ -19,11 +19,15 @@ MARKERS = {" ": "␣", "\t": "→", "\n": "↵\n", "\r": "␍"}
 END = "∎"
 #: Marks text left out of a window.
 ELIDED = "⋯"
+#: Between two chunks of a stream, and in place of a null field.
+SPLIT = "│"
+NULL = "∅"
 #: The symbols themselves are escaped when the text contains them, so a literal `␣` is never
 #: mistaken for a space.
-_SYMBOLS = frozenset("␣→↵␍∎⋯")
+_SYMBOLS = frozenset("␣→↵␍∎⋯│∅")
 #: Categories of characters that print as nothing or as blank space.
 _INVISIBLE = frozenset({"Cc", "Cf", "Cs", "Co", "Cn", "Zs", "Zl", "Zp"})
+_CONTROL = frozenset({"Cc", "Cf", "Cs", "Co", "Cn"})
 
 Kind = Literal["text", "ws", "esc"]
 
@@ -117,7 +121,18 @@ def opcodes(expected: str, actual: str) -> list[tuple[str, int, int, int, int]]:
     return SequenceMatcher(None, expected, actual, autojunk=False).get_opcodes()
 
 
+def printable(text: str) -> str:
+    """Free text (a reason, stderr) with control and invisible characters escaped.
+
+    Line breaks and tabs stay as they are: this text is prose, not channel data.
+    """
+    return "".join(
+        char if char in "\n\t" or unicodedata.category(char) not in _CONTROL else escape_char(char)
+        for char in text
+    )
+
+
 def one_line(text: str, limit: int = 300) -> str:
-    """A reason or message squeezed onto one line, for table cells and attributes."""
-    flat = " ".join(text.split())
+    """A reason or message squeezed onto one printable line, for table cells and attributes."""
+    flat = " ".join(printable(text).split())
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"

@@ -9,7 +9,8 @@ reasoning to the thinking channel, the final delta is empty. Modes change that:
     hang                 never answers a stream whose first chunk's content contains HANG
     crash                exits with status 3 on a request containing CRASH
     exit-after N         exits (status 0) after N replies to stream/whole requests
-    garbage              prints a line that is not JSON for a request containing GARBAGE
+    garbage              for a request containing GARBAGE, prints a line that is not JSON
+                         (it quotes the request, so a long request makes a long line)
     wrong-count          one delta too few
     missing-key          deltas (and whole replies) without `thinking`
     non-string           `thinking` is a number
@@ -24,6 +25,8 @@ reasoning to the thinking channel, the final delta is empty. Modes change that:
     garbage-hello        answers hello with a line that is not JSON
     no-metadata          answers hello without `implementation`
     hang-hello           never answers hello
+    bad-options          declares an option value the spec does not have
+    ignore-bye           ignores bye, and sleeps instead of exiting at end of input
 
 Modes combine: `crash stderr-spam` crashes after spamming. Only the standard library is used,
 so it starts fast.
@@ -59,11 +62,12 @@ def hello(modes: dict[str, str | None]) -> str:
         return "Starting fake implementation..."
     if "no-metadata" in modes:
         return json.dumps({"protocol": 1, "options": {}})
+    options = {"matching": "fuzzy"} if "bad-options" in modes else {}
     return json.dumps(
         {
             "protocol": 1,
             "implementation": {"name": "fake", "version": "1.0", "language": "python"},
-            "options": {},
+            "options": options,
         }
     )
 
@@ -108,13 +112,16 @@ def main() -> int:
     for line in sys.stdin:
         request = json.loads(line)
         op = request.get("op")
-        if op == "bye":
+        if op == "bye" and "ignore-bye" not in modes:
             return 0
+        if op == "bye":
+            continue
         if op == "hello":
             if "hang-hello" in modes:
                 time.sleep(3600)
             print(hello(modes), flush=True)
             if "exit-after" in modes and int(modes["exit-after"] or 0) == 0:
+                print("fake: exiting after 0 replies", file=sys.stderr, flush=True)
                 return 0
             continue
         if "stderr-spam" in modes:
@@ -134,13 +141,15 @@ def main() -> int:
             print(f"fake: crashing on request {request['id']}", file=sys.stderr, flush=True)
             return 3
         if "garbage" in modes and "GARBAGE" in line:
-            print("this is not JSON", flush=True)
+            print(f"this is not JSON: {line.strip()}", flush=True)
             continue
         print(answer(request, modes), flush=True)
         replies += 1
         if "exit-after" in modes and replies >= int(modes["exit-after"] or 0):
             print(f"fake: exiting after {replies} replies", file=sys.stderr, flush=True)
             return 0
+    if "ignore-bye" in modes:
+        time.sleep(3600)
     return 0
 
 

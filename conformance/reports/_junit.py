@@ -1,0 +1,115 @@
+"""junit.xml: one <testsuite> per implementation, one <testcase> per (case, check), for CI UIs.
+
+Mapping: FAIL and XPASS are failures, ERROR and TIMEOUT errors, SKIP skipped; XFAIL and
+NON_STRICT pass, with a note saying so.
+"""
+
+from __future__ import annotations
+
+import re
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+from .._results import CaseResult, ImplementationRun, Run, Verdict
+from ._common import option_differences, option_value
+from ._plain import result_block
+from ._visible import escape_char, one_line
+
+FILENAME = "junit.xml"
+_FAILURE = {Verdict.FAIL, Verdict.XPASS}
+_ERROR = {Verdict.ERROR, Verdict.TIMEOUT}
+#: Characters XML 1.0 cannot carry at all, not even as references.
+_NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
+
+
+def render(run: Run) -> str:
+    root = ET.Element("testsuites", name="conformance", time=f"{run.duration:.3f}")
+    totals = dict.fromkeys(("tests", "failures", "errors", "skipped"), 0)
+    for implementation in run.implementations:
+        suite = _suite(run, implementation)
+        root.append(suite)
+        for key in totals:
+            totals[key] += int(suite.get(key, "0"))
+    for key, value in totals.items():
+        root.set(key, str(value))
+    ET.indent(root)
+    return ET.tostring(root, encoding="unicode", xml_declaration=True) + "\n"
+
+
+def write(run: Run, directory: Path) -> Path:
+    path = directory / FILENAME
+    path.write_text(render(run), "utf-8")
+    return path
+
+
+def _suite(run: Run, implementation: ImplementationRun) -> ET.Element:
+    info = implementation.info
+    suite = ET.Element("testsuite", name=_safe(info.label), timestamp=_safe(run.started))
+    properties = ET.SubElement(suite, "properties")
+    for name, value in (
+        ("implementation", f"{info.name} {info.version}"),
+        ("language", info.language),
+        ("spec", info.spec),
+        ("harness_version", run.harness_version),
+        ("spec_version", run.spec_version),
+    ):
+        _property(properties, name, value)
+    for name, value in option_differences(info.options).items():
+        _property(properties, f"option.{name}", option_value(value))
+    counts = dict.fromkeys(("tests", "failures", "errors", "skipped"), 0)
+    if implementation.failure is not None:
+        # Without this the suite would be empty, and an empty suite reads as green.
+        case = ET.SubElement(
+            suite, "testcase", classname=f"conformance.{_safe(info.label)}", name="start"
+        )
+        error = ET.SubElement(case, "error", message=_safe(one_line(implementation.failure)))
+        error.text = _safe(implementation.failure)
+        counts["tests"] += 1
+        counts["errors"] += 1
+    for result in implementation.results:
+        suite.append(_testcase(info.label, result))
+        counts["tests"] += 1
+        if result.verdict in _FAILURE:
+            counts["failures"] += 1
+        elif result.verdict in _ERROR:
+            counts["errors"] += 1
+        elif result.verdict is Verdict.SKIP:
+            counts["skipped"] += 1
+    for key, value in counts.items():
+        suite.set(key, str(value))
+    return suite
+
+
+def _testcase(label: str, result: CaseResult) -> ET.Element:
+    case = ET.Element(
+        "testcase",
+        classname=_safe(f"conformance.{label}.{result.category}"),
+        name=_safe(f"{result.case}-{result.slug}[{result.check}]"),
+    )
+    verdict = result.verdict
+    message = _safe(
+        one_line(f"{verdict.value}: {result.reason}" if result.reason else verdict.value)
+    )
+    if verdict in _FAILURE or verdict in _ERROR:
+        tag = "failure" if verdict in _FAILURE else "error"
+        element = ET.SubElement(case, tag, message=message, type=verdict.value)
+        element.text = _safe("\n".join(result_block(result)))
+    elif verdict is Verdict.SKIP:
+        ET.SubElement(case, "skipped", message=_safe(one_line(result.reason)))
+    elif verdict is Verdict.XFAIL:
+        out = ET.SubElement(case, "system-out")
+        out.text = _safe("expected failure (XFAIL)\n" + "\n".join(result_block(result)))
+    elif verdict is Verdict.NON_STRICT:
+        properties = ET.SubElement(case, "properties")
+        _property(properties, "verdict", verdict.value)
+        _property(properties, "reason", one_line(result.reason))
+    return case
+
+
+def _property(parent: ET.Element, name: str, value: str) -> None:
+    ET.SubElement(parent, "property", name=_safe(name), value=_safe(value))
+
+
+def _safe(text: str) -> str:
+    """Text XML can carry: ElementTree writes control characters unchecked, breaking the file."""
+    return _NOT_XML.sub(lambda match: escape_char(match.group()), text)
