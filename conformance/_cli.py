@@ -143,6 +143,63 @@ def run(
     sys.exit(status)
 
 
+@main.command()
+@click.option("--impl", "impls", multiple=True, metavar="[NAME=]SPEC",
+              help="An implementation to fuzz (repeatable). Default: the reference.")
+@click.option("--options", "option_sets", multiple=True, metavar="[NAME=]JSON",
+              help="Options to fuzz under, overriding what the implementation declares.")
+@click.option("--property", "properties", multiple=True,
+              type=click.Choice(["differential", "chunking", "whole", "discipline",
+                                 "idempotence", "conservation"]),
+              help="Only this property (repeatable). Default: all six.")
+@click.option("--max-examples", type=click.IntRange(1), default=500, show_default=True,
+              help="Examples per property.")
+@click.option("--time", "seconds", type=click.FloatRange(0, min_open=True),
+              help="A time budget in seconds for the whole session, instead of --max-examples.")
+@click.option("--seed", type=int, help="Replay a session exactly (with --database none).")
+@click.option("--database", default=".hypothesis/conformance", show_default=True,
+              help="Directory of Hypothesis' example database (shared between runs and CI "
+              "machines; failures found before are replayed first), or `none`.")
+@click.option("--report-dir", type=click.Path(file_okay=False, path_type=Path),
+              default=Path("reports"), show_default=True,
+              help="Reports go here, and minimal failing cases into its `found/`.")
+@click.option("--timeout", type=float, default=DEFAULT_TIMEOUT, show_default=True,
+              help="Seconds a `cmd:` implementation may take per request.")
+def fuzz(
+    impls: tuple[str, ...],
+    option_sets: tuple[str, ...],
+    properties: tuple[str, ...],
+    max_examples: int,
+    seconds: float | None,
+    seed: int | None,
+    database: str,
+    report_dir: Path,
+    timeout: float,
+) -> None:
+    """Property-based fuzzing: find, shrink and write minimal failing cases."""
+    from ._fuzz import PROPERTIES
+    from ._fuzz_session import FuzzSettings, execute_fuzz
+
+    settings = FuzzSettings(
+        impls=impls or ("reference",),
+        option_sets=option_sets,
+        case_dirs=(bundled_cases_dir(),),
+        properties=properties or PROPERTIES,
+        max_examples=max_examples,
+        seconds=seconds,
+        seed=seed,
+        database=None if database.lower() == "none" else Path(database),
+        report_dir=report_dir,
+        timeout=timeout,
+    )
+    try:
+        status = execute_fuzz(settings, echo=click.echo, progress=_progress())
+    except ConformanceError as error:
+        click.echo(f"error: {error}", err=True)
+        sys.exit(EXIT_USAGE)
+    sys.exit(status)
+
+
 def _progress() -> Callable[[str], None] | None:
     """A progress line on a terminal, nothing elsewhere."""
     if not sys.stderr.isatty():
@@ -166,8 +223,11 @@ def check(case_dirs: tuple[Path, ...], suggest: bool) -> None:
     if isinstance(taxonomy, CaseFileError):
         click.echo(str(taxonomy), err=True)
         sys.exit(EXIT_USAGE)
-    retired = set().union(*(load_retired(d) for d in dirs if d.is_dir()))
-    problems = check_corpus(corpus, taxonomy, retired, suggest=suggest)
+    retired = set().union(*(load_retired(d) for d in {*dirs, taxonomy_dir} if d.is_dir()))
+    # Cases checked against another directory's taxonomy (cases found by the fuzzer, say)
+    # need not cover all of it.
+    coverage = taxonomy_dir in dirs
+    problems = check_corpus(corpus, taxonomy, retired, suggest=suggest, coverage=coverage)
     for problem in problems:
         click.echo(str(problem))
     summary = (
@@ -340,3 +400,119 @@ def smoke(impl: str, timeout: float | None, validate_protocol: bool) -> None:
         )
         sys.exit(EXIT_FAILED)
     click.echo(f"OK: {info.label} speaks the protocol ({len(results)} smoke requests answered)")
+
+
+# --- conformance fingerprint: which option values does an implementation follow? -----------
+
+
+@main.command()
+@click.option(
+    "--impl",
+    "impl",
+    required=True,
+    metavar="SPEC",
+    help="The implementation: `reference`, `python:module:attr` or `cmd:<command line>`.",
+)
+@click.option(
+    "--timeout",
+    type=float,
+    default=None,
+    help="Seconds a `cmd:` implementation may take per request.  [default: 5.0]",
+)
+@click.option(
+    "--format",
+    "format_",
+    type=click.Choice(["text", "markdown", "json"]),
+    default="text",
+    show_default=True,
+    help="Output format.",
+)
+def fingerprint(impl: str, timeout: float | None, format_: str) -> None:
+    """Find the policy an implementation follows, option by option (SPEC.md section 5).
+
+    Prints, per option, the value its outputs agree with (or that they agree with none, or
+    with different values on different inputs) and the evidence, then the options to
+    declare. Exit status 0 if it follows every option it declares, 1 if not, 2 if it cannot
+    be started.
+    """
+    from ._fingerprint import fingerprint as run_fingerprint
+    from ._fingerprint import render_fingerprint
+    from ._impls import DEFAULT_TIMEOUT, connect, parse_impl
+    from .errors import ConformanceError
+
+    try:
+        connection = connect(
+            parse_impl(impl), timeout=DEFAULT_TIMEOUT if timeout is None else timeout
+        )
+    except ConformanceError as error:
+        click.echo(f"error: {error}", err=True)
+        sys.exit(EXIT_USAGE)
+    try:
+        result = run_fingerprint(connection)
+    finally:
+        connection.close()
+    click.echo(render_fingerprint(result, format_), nl=False)
+    sys.exit(EXIT_OK if result.consistent else EXIT_FAILED)
+
+
+# --- conformance bench: speed side by side (_bench.py) ---------------------------------------
+
+
+@main.command()
+@click.option(
+    "--impl",
+    "impls",
+    multiple=True,
+    metavar="[NAME=]SPEC",
+    help="An implementation (repeatable). Default: the reference.",
+)
+@click.option(
+    "--quick",
+    is_flag=True,
+    help="Small inputs (100 KB, growth 200 KB to 2 MB): seconds, not minutes.",
+)
+@click.option(
+    "--timeout",
+    type=float,
+    default=120.0,
+    show_default=True,
+    help="Seconds a `cmd:` implementation may take per request (one request is a document).",
+)
+@click.option(
+    "--format",
+    "format_",
+    type=click.Choice(["text", "markdown", "json"]),
+    default="text",
+    show_default=True,
+    help="Output format.",
+)
+def bench(impls: tuple[str, ...], quick: bool, timeout: float, format_: str) -> None:
+    """Measure implementations on the same inputs: throughput, holdback, growth.
+
+    In process (`reference`, `python:`) the normalizer alone is timed; through `cmd:` each
+    document is one protocol request, so the figure is the protocol plus the implementation.
+    Exit status 0 when every figure was measured, 1 when a run failed, 2 for a start failure.
+    """
+    from ._bench import FULL, QUICK, render_bench
+    from ._bench import bench as run_bench
+    from ._impls import connect, parse_impl
+    from .errors import ConformanceError
+
+    settings = QUICK if quick else FULL
+    results = []
+    try:
+        specs = [parse_impl(text) for text in impls or ("reference",)]
+        for spec in specs:
+            connection = connect(spec, timeout=timeout)
+            try:
+                results.append(run_bench(connection, settings, progress=_progress()))
+            finally:
+                connection.close()
+    except ConformanceError as error:
+        click.echo(f"error: {error}", err=True)
+        sys.exit(EXIT_USAGE)
+    progress = _progress()
+    if progress is not None:
+        progress("")
+    click.echo(render_bench(results, settings, format_), nl=False)
+    sys.exit(EXIT_FAILED if any(result.problems for result in results) else EXIT_OK)

@@ -19,7 +19,8 @@ class Judgement:
     holdback: int | None = None
 
 
-def _squeeze(text: str) -> str:
+def squeeze(text: str) -> str:
+    """The text without whitespace: equal squeezed texts differ only in whitespace."""
     return "".join(ch for ch in text if not ch.isspace())
 
 
@@ -29,7 +30,7 @@ def compare(expected: Channels, actual: Mapping[str, str], level: str) -> Judgem
     differing = [name for name in CHANNELS if getattr(expected, name) != actual[name]]
     if not differing:
         return Judgement(Verdict.PASS)
-    if all(_squeeze(getattr(expected, name)) == _squeeze(actual[name]) for name in differing):
+    if all(squeeze(getattr(expected, name)) == squeeze(actual[name]) for name in differing):
         return Judgement(Verdict.NON_STRICT, f"whitespace differs in {' and '.join(differing)}")
     reason = "; ".join(
         _difference(name, getattr(expected, name), actual[name]) for name in differing

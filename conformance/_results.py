@@ -130,6 +130,41 @@ class ImplementationInfo:
         }
 
 
+@dataclass(frozen=True, slots=True)
+class FuzzResult:
+    """The verdict of one fuzzing property on one implementation.
+
+    A failure carries the shrunk counterexample (`chunks`, `reason`, and the `expected` and
+    `actual` channels where they exist) and the case file written for it.
+    """
+
+    property: str
+    verdict: Verdict
+    examples: int
+    seconds: float
+    seed: int
+    reason: str = ""
+    counterexample: Mapping[str, Any] | None = None
+    case_file: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        data: dict[str, Any] = {
+            "property": self.property,
+            "verdict": self.verdict.value,
+            "examples": self.examples,
+            "seconds": round(self.seconds, 3),
+            "seed": self.seed,
+        }
+        for name in ("reason", "counterexample", "case_file"):
+            if getattr(self, name):
+                data[name] = getattr(self, name)
+        return data
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> FuzzResult:
+        return cls(**{**data, "verdict": Verdict(data["verdict"])})
+
+
 @dataclass(slots=True)
 class ImplementationRun:
     """All results of one implementation in one run."""
@@ -138,6 +173,8 @@ class ImplementationRun:
     results: list[CaseResult] = field(default_factory=list)
     #: Set when the implementation could not be started or spoken to at all.
     failure: str | None = None
+    #: Fuzzing properties, when the run fuzzed.
+    fuzz: list[FuzzResult] = field(default_factory=list)
 
     @property
     def summary(self) -> dict[str, int]:
@@ -146,7 +183,11 @@ class ImplementationRun:
 
     @property
     def ok(self) -> bool:
-        return self.failure is None and all(result.verdict.ok for result in self.results)
+        return (
+            self.failure is None
+            and all(result.verdict.ok for result in self.results)
+            and all(result.verdict.ok for result in self.fuzz)
+        )
 
 
 @dataclass(slots=True)
@@ -177,6 +218,7 @@ class Run:
                     "failure": run.failure,
                     "summary": run.summary,
                     "results": [result.to_json() for result in run.results],
+                    **({"fuzz": [result.to_json() for result in run.fuzz]} if run.fuzz else {}),
                 }
                 for run in self.implementations
             ],
@@ -190,7 +232,8 @@ class Run:
                 **{k: entry[k] for k in ("label", "name", "version", "language", "options", "spec")}
             )
             results = [CaseResult.from_json(r) for r in entry["results"]]
-            implementations.append(ImplementationRun(info, results, entry.get("failure")))
+            fuzz = [FuzzResult.from_json(r) for r in entry.get("fuzz", ())]
+            implementations.append(ImplementationRun(info, results, entry.get("failure"), fuzz))
         return cls(
             harness_version=data["harness_version"],
             spec_version=data["spec_version"],

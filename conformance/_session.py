@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from tabulate import tabulate
 
 from ._cases import load_corpus
+from ._connections import Connection
 from ._expectations import expected_failures_for
 from ._impls import ImplementationSpec, connect, parse_impl, parse_options
 from ._results import CaseResult, ImplementationInfo, ImplementationRun, Run, Verdict
@@ -63,6 +65,43 @@ def implementation_specs(
     ]
 
 
+def open_connection(
+    spec: ImplementationSpec, *, timeout: float, validate_protocol: bool,
+    echo: Callable[..., None],
+) -> Connection | ImplementationRun:
+    """A live connection, or, when the implementation cannot start, its failed run."""
+    try:
+        return connect(spec, timeout=timeout, validate_protocol=validate_protocol)
+    except ImplementationStartError as error:
+        echo(f"error: {error}", err=True)
+        info = ImplementationInfo(
+            spec.label, spec.label, "unknown", "unknown", dict(spec.options or {}), spec.spec
+        )
+        return ImplementationRun(info, failure=str(error))
+
+
+def finish(
+    runs: list[ImplementationRun], selection: Mapping[str, Any], started: float,
+    report_dir: Path | None, echo: Callable[..., None],
+) -> Run:
+    """The run's summary on the terminal and its reports on disk."""
+    run = new_run(runs, dict(selection))
+    run.duration = time.perf_counter() - started
+    echo(summary_table(run))
+    if report_dir is not None:
+        from .reports import write_reports
+
+        for path in write_reports(run, report_dir):
+            echo(f"wrote {path}")
+    return run
+
+
+def exit_status(run: Run, *, usage_problems: bool) -> int:
+    if usage_problems or any(impl.failure for impl in run.implementations):
+        return EXIT_USAGE
+    return EXIT_OK if run.ok else EXIT_FAILED
+
+
 def execute(
     settings: RunSettings,
     *,
@@ -74,20 +113,12 @@ def execute(
     corpus = load_corpus(settings.case_dirs)
     cases = settings.selection.apply(corpus.cases)
     runs: list[ImplementationRun] = []
-    start_failures = 0
     for spec in specs:
         expected = expected_failures_for(settings.expectations_dir, spec.label)
-        try:
-            connection = connect(
-                spec, timeout=settings.timeout, validate_protocol=settings.validate_protocol
-            )
-        except ImplementationStartError as error:
-            echo(f"error: {error}", err=True)
-            start_failures += 1
-            info = ImplementationInfo(
-                spec.label, spec.label, "unknown", "unknown", dict(spec.options or {}), spec.spec
-            )
-            runs.append(ImplementationRun(info, failure=str(error)))
+        connection = open_connection(spec, timeout=settings.timeout,
+                                     validate_protocol=settings.validate_protocol, echo=echo)
+        if isinstance(connection, ImplementationRun):
+            runs.append(connection)
             continue
         total = len(cases) * len(settings.selection.checks)
         done = 0
@@ -112,19 +143,10 @@ def execute(
             connection.close()
         if progress is not None:
             progress("")
-    run = new_run(runs, settings.selection.to_json())
-    run.duration = time.perf_counter() - started
     for problem in corpus.errors:
         echo(str(problem), err=True)
-    echo(summary_table(run))
-    if settings.report_dir is not None:
-        from .reports import write_reports
-
-        for path in write_reports(run, settings.report_dir):
-            echo(f"wrote {path}")
-    if corpus.errors or start_failures:
-        return EXIT_USAGE
-    return EXIT_OK if run.ok else EXIT_FAILED
+    run = finish(runs, settings.selection.to_json(), started, settings.report_dir, echo)
+    return exit_status(run, usage_problems=bool(corpus.errors))
 
 
 def summary_table(run: Run) -> str:
@@ -136,4 +158,14 @@ def summary_table(run: Run) -> str:
             [impl.info.label, impl.info.version, *(impl.summary[v.value] for v in shown), status]
         )
     headers = ["implementation", "version", *(v.value for v in shown), "status"]
-    return tabulate(rows, headers=headers) + f"\n({run.duration:.2f} s)"
+    fuzz = [
+        [impl.info.label, result.property, result.verdict.value, result.examples,
+         f"{result.seconds:.1f} s"]
+        for impl in run.implementations
+        for result in impl.fuzz
+    ]
+    parts = [tabulate(rows, headers=headers)]
+    if fuzz:
+        parts.append(tabulate(fuzz, headers=["implementation", "property", "verdict",
+                                             "examples", "time"]))
+    return "\n\n".join(parts) + f"\n({run.duration:.2f} s)"

@@ -1,0 +1,140 @@
+"""Writing new cases: fresh IDs, expectations from the reference for every option profile,
+and case files in the corpus's own style (every string double-quoted, invisibles escaped).
+
+Used wherever the suite proposes a case for review: inputs found by the fuzzer, new captures.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from ._cases import Case, Chunk, _case, _chunk
+from ._check import _minimal_when, profiles_for, reference_output
+from ._options import DEFAULT, Options
+
+ID_ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"
+
+
+def new_case_id(taken: Iterable[str], rng: random.Random | None = None) -> str:
+    """A random four-character ID that is not in `taken` (corpus IDs and retired IDs)."""
+    used = set(taken)
+    rng = rng or random.Random()
+    while True:
+        candidate = "".join(rng.choice(ID_ALPHABET) for _ in range(4))
+        if candidate not in used:
+            return candidate
+
+
+def _as_case(raw: Mapping[str, Any], category: str) -> Case:
+    chunks = tuple(_chunk(c) for c in raw["chunks"])
+    return _case(raw, category, Path("<generated>"), lambda *_: 0, chunks)
+
+
+def expectations_for(
+    chunks: Sequence[Mapping[str, str | None]], extra: Iterable[Options] = ()
+) -> dict[str, Any]:
+    """`expected`, `whole` (where it differs) and the `variants` a case with these chunks
+    needs to pass `conformance check`, all from the reference. `extra` names profiles with
+    opt-in values the case must also have an expectation for."""
+    raw: dict[str, Any] = {
+        "id": "AAAA", "slug": "generated", "title": "generated", "taxonomy": "X.x",
+        "level": "must", "chunks": [dict(c) for c in chunks], "provenance": [],
+    }
+    probe = _as_case({**raw, "expected": {"assistant": "", "thinking": ""}}, "generated")
+    stream, whole = reference_output(probe, DEFAULT)
+    raw["expected"] = stream.to_json()
+    if whole != stream:
+        raw["whole"] = whole.to_json()
+    raw["variants"] = [
+        {"when": options.differences(), **_channels(probe, options)}
+        for options in extra
+        if options.differences()
+    ]
+    # Add the variant the first disagreeing profile needs until none disagrees; each
+    # addition can change which expectation other profiles select, so start over.
+    for _ in range(64):
+        case = _as_case(raw, "generated")
+        missing = next(
+            (
+                (options, output)
+                for options in profiles_for(case)
+                if not isinstance(expectation := case.expectation(options), str)
+                and (output := reference_output(case, options))
+                != (expectation.stream, expectation.whole)
+            ),
+            None,
+        )
+        if missing is None:
+            break
+        when = _minimal_when(case, *missing)
+        raw["variants"].append({"when": when, **_channels(case, DEFAULT.updated(when))})
+    if not raw["variants"]:
+        del raw["variants"]
+    return {key: raw[key] for key in ("expected", "whole", "variants") if key in raw}
+
+
+def _channels(case: Case, options: Options) -> dict[str, Any]:
+    stream, whole = reference_output(case, options)
+    out: dict[str, Any] = {"expected": stream.to_json()}
+    if whole != stream:
+        out["whole"] = whole.to_json()
+    return out
+
+
+def chunk_json(chunk: Chunk | Mapping[str, Any]) -> dict[str, str | None]:
+    if isinstance(chunk, Chunk):
+        return chunk.to_json()
+    return {"content": chunk.get("content"), "reasoning": chunk.get("reasoning")}
+
+
+def quote(text: str) -> str:
+    """A YAML double-quoted scalar with every invisible or non-ASCII character escaped.
+
+    Non-BMP characters are written as \\U escapes: YAML reads a \\u surrogate pair as two
+    characters, not one."""
+    out = ['"']
+    for char in text:
+        code = ord(char)
+        if char in '"\\':
+            out.append("\\" + char)
+        elif 0x20 <= code < 0x7F:
+            out.append(char)
+        elif char in "\t\n\r":
+            out.append({"\t": "\\t", "\n": "\\n", "\r": "\\r"}[char])
+        elif code < 0x10000:
+            out.append(f"\\u{code:04x}")
+        else:
+            out.append(f"\\U{code:08x}")
+    out.append('"')
+    return "".join(out)
+
+
+def _flow(value: Any) -> str:
+    if isinstance(value, str):
+        return quote(value)
+    if isinstance(value, Mapping):
+        return "{" + ", ".join(f"{key}: {_flow(item)}" for key, item in value.items()) + "}"
+    if isinstance(value, list | tuple):
+        return "[" + ", ".join(_flow(item) for item in value) + "]"
+    return json.dumps(value)
+
+
+def render_case_file(category: str, description: str, cases: Sequence[Mapping[str, Any]]) -> str:
+    """A case file in the corpus's style, valid under the case schema."""
+    lines = [f"category: {category}", f"description: {quote(description)}", "cases:"]
+    for case in cases:
+        first = True
+        for key, value in case.items():
+            lead = "  - " if first else "    "
+            first = False
+            if key in ("chunks", "variants", "provenance") and value:
+                lines.append(f"{lead}{key}:")
+                lines += [f"      - {_flow(item)}" for item in value]
+            else:
+                lines.append(f"{lead}{key}: {_flow(value)}")
+    return "\n".join(lines) + "\n"
+

@@ -1,0 +1,344 @@
+"""Property-based fuzzing of an implementation, with shrinking to ready-to-commit cases.
+
+Each property is one Hypothesis test over `conformance.strategies`, run against a connection
+(in process or a pipelined subprocess). A failure is shrunk by Hypothesis, and the minimal
+input becomes a case file whose expectations come from the reference.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import hypothesis
+from hypothesis import HealthCheck, Phase, settings
+from hypothesis import strategies as st
+from hypothesis.database import DirectoryBasedExampleDatabase, ExampleDatabase
+
+from . import strategies as cs
+from ._casegen import expectations_for, new_case_id, render_case_file
+from ._cases import Channels, Chunk
+from ._check import unaccounted
+from ._connections import Connection, Reply, StreamRequest, WholeRequest
+from ._judge import squeeze
+from ._options import Options, is_enumerated
+from ._results import FuzzResult, Verdict
+from .reference import join, normalize_stream, normalize_whole
+
+PROPERTIES = ("differential", "chunking", "whole", "discipline", "idempotence", "conservation")
+#: Examples per Hypothesis run; a time budget runs slices of this size until time is up.
+SLICE = 250
+
+
+@dataclass(frozen=True, slots=True)
+class Counterexample:
+    chunks: list[dict[str, str | None]]
+    reason: str
+    expected: Mapping[str, str] | None = None
+    actual: Mapping[str, str] | None = None
+    #: Set when the implementation failed to answer rather than answered wrongly.
+    error: bool = False
+
+    def to_json(self) -> dict[str, Any]:
+        data: dict[str, Any] = {"chunks": self.chunks, "reason": self.reason}
+        if self.expected is not None:
+            data["expected"] = dict(self.expected)
+        if self.actual is not None:
+            data["actual"] = dict(self.actual)
+        return data
+
+
+class PropertyFailure(AssertionError):
+    """A property does not hold. An AssertionError, which Hypothesis shrinks best: it tells
+    other exceptions apart by their message, which here changes with every example."""
+
+    def __init__(self, example: Counterexample) -> None:
+        super().__init__(example.reason)
+        self.example = example
+
+
+@dataclass(slots=True)
+class Target:
+    """What the properties exercise: a live implementation under its declared options."""
+
+    connection: Connection
+    options: Options
+    examples: int = 0
+    #: The first input whose only difference was whitespace (SPEC 8.2: NON_STRICT). It does
+    #: not stop the search: real failures may still be found.
+    non_strict: Counterexample | None = None
+
+    def differs(
+        self, chunks: list[dict[str, Any]], reason: str, expected: Mapping[str, str],
+        actual: Mapping[str, str],
+    ) -> None:
+        """Fail unless the channels are equal; note a whitespace-only difference."""
+        if dict(actual) == dict(expected):
+            return
+        if all(squeeze(actual[k]) == squeeze(expected[k]) for k in ("assistant", "thinking")):
+            if self.non_strict is None:
+                self.non_strict = Counterexample(chunks, f"whitespace only: {reason}",
+                                                 expected, actual)
+            return
+        _fail(chunks, reason, expected, actual)
+
+    def stream(self, chunks: list[dict[str, Any]]) -> list[dict[str, str]]:
+        request = StreamRequest([Chunk(c.get("content"), c.get("reasoning")) for c in chunks])
+        reply = self.connection.send([request])[0]
+        return _answer(reply, chunks).deltas or []
+
+    def whole(self, content: str | None, reasoning: str | None) -> dict[str, str]:
+        reply = self.connection.send([WholeRequest(content, reasoning)])[0]
+        chunks = [{"content": content, "reasoning": reasoning}]
+        return _answer(reply, chunks).channels or {}
+
+
+def _answer(reply: Reply, chunks: list[dict[str, Any]]) -> Reply:
+    if reply.timeout or reply.error is not None or reply.unsupported is not None:
+        what = "no reply in time" if reply.timeout else reply.error or reply.unsupported
+        raise PropertyFailure(Counterexample(chunks, f"the implementation failed: {what}",
+                                             error=True))
+    return reply
+
+
+def _fail(chunks: list[dict[str, Any]], reason: str, expected: Mapping[str, str] | None = None,
+          actual: Mapping[str, str] | None = None) -> None:
+    raise PropertyFailure(Counterexample(chunks, reason, expected, actual))
+
+
+def _joined(deltas: Sequence[Mapping[str, str]]) -> dict[str, str]:
+    return dict(join(deltas))
+
+
+def _content(chunks: Sequence[Mapping[str, Any]]) -> str | None:
+    parts = [c["content"] for c in chunks if c.get("content") is not None]
+    return "".join(parts) if parts else None
+
+
+def _reasoning(chunks: Sequence[Mapping[str, Any]]) -> str | None:
+    parts = [c["reasoning"] for c in chunks if c.get("reasoning")]
+    return "".join(parts) if parts else None
+
+
+def differential(target: Target, chunks: list[dict[str, Any]], data: st.DataObject) -> None:
+    """The implementation's channels equal the reference's, for every input and chunking."""
+    expected = _joined(normalize_stream(chunks, target.options))
+    actual = _joined(target.stream(chunks))
+    target.differs(chunks, "the channels differ from the reference's", expected, actual)
+
+
+def chunking(target: Target, chunks: list[dict[str, Any]], data: st.DataObject) -> None:
+    """Two chunkings of one input give the same channels."""
+    again = data.draw(cs.rechunkings(chunks), label="rechunked")
+    first = _joined(target.stream(chunks))
+    second = _joined(target.stream(again))
+    # The case to keep is the chunking the implementation gets wrong.
+    wrong = again if first == _joined(normalize_stream(chunks, target.options)) else chunks
+    target.differs(wrong, f"two chunkings of one input disagree: {chunks!r} gave {first!r}, "
+                   f"{again!r} gave {second!r}", first, second)
+
+
+def whole(target: Target, chunks: list[dict[str, Any]], data: st.DataObject) -> None:
+    """The whole form agrees with the stream wherever the spec says they agree."""
+    content, reasoning = _content(chunks), _reasoning(chunks)
+    reference_stream = _joined(normalize_stream(chunks, target.options))
+    if dict(normalize_whole(content, reasoning, target.options)) != reference_stream:
+        return  # native reasoning after tags: the forms legitimately differ (SPEC 3.3)
+    streamed = _joined(target.stream(chunks))
+    whole_form = target.whole(content, reasoning)
+    target.differs(chunks, "the whole form disagrees with the stream", streamed, whole_form)
+
+
+def discipline(target: Target, chunks: list[dict[str, Any]], data: st.DataObject) -> None:
+    """No delta releases text the final answer does not hold at that place (a delimiter or a
+    fragment that later completes), and nothing remains after the flush."""
+    expected = _joined(normalize_stream(chunks, target.options))
+    deltas = target.stream(chunks)
+    sofar = {"assistant": "", "thinking": ""}
+    for step, delta in enumerate(deltas):
+        for name in sofar:
+            sofar[name] += delta[name]
+            # Whitespace is compared loosely here too: trimming is NON_STRICT (SPEC 8.2).
+            if not squeeze(expected[name]).startswith(squeeze(sofar[name])):
+                where = f"chunk {step}" if step < len(chunks) else "the final flush"
+                _fail(chunks, f"after {where} the {name} channel holds {sofar[name]!r}, "
+                      f"which the final text {expected[name]!r} does not start with",
+                      expected, _joined(deltas))
+    target.differs(chunks, "text is missing after the flush", expected, sofar)
+
+
+def idempotence(target: Target, chunks: list[dict[str, Any]], data: st.DataObject) -> None:
+    """Normalizing the answer again changes nothing (where the spec's own answer is stable:
+    text joined around a removed block can form a delimiter, SPEC 4.1)."""
+    if target.options.start_in_reasoning:
+        return  # the answer would start inside reasoning: not a fixed point by design
+    assistant = _joined(target.stream(chunks))["assistant"]
+    if normalize_whole(assistant, None, target.options)["assistant"] != assistant:
+        return
+    again = target.whole(assistant, None)
+    target.differs([{"content": assistant, "reasoning": None}],
+                   "normalizing the answer again changed it",
+                   {"assistant": assistant, "thinking": ""}, again)
+
+
+def conservation(target: Target, chunks: list[dict[str, Any]], data: st.DataObject) -> None:
+    """Every input character is in exactly one channel, except delimiters and what the
+    declared options drop."""
+    actual = _joined(target.stream(chunks))
+    content = _content(chunks) or ""
+    native = "".join(c.get("reasoning") or "" for c in chunks)
+    kept = target.options.grammar.delimiter.sub("", content)
+    may_drop = target.options.unclosed_at_end == "drop" or (
+        target.options.native_with_tags == "native_only" and bool(native))
+    problem = unaccounted(kept, native, Channels(**actual), may_drop)
+    if problem:
+        squeezed = Channels(squeeze(actual["assistant"]), squeeze(actual["thinking"]))
+        if unaccounted(squeeze(kept), squeeze(native), squeezed, may_drop) is None:
+            if target.non_strict is None:
+                target.non_strict = Counterexample(chunks, f"whitespace only: {problem}",
+                                                   None, actual)
+            return
+        _fail(chunks, problem, None, actual)
+
+
+CHECKS: dict[str, Callable[[Target, list[dict[str, Any]], st.DataObject], None]] = {
+    "differential": differential,
+    "chunking": chunking,
+    "whole": whole,
+    "discipline": discipline,
+    "idempotence": idempotence,
+    "conservation": conservation,
+}
+
+
+def run_property(
+    name: str,
+    target: Target,
+    *,
+    max_examples: int,
+    seed: int,
+    database: ExampleDatabase | None,
+    deadline: float | None = None,
+) -> FuzzResult:
+    """Run one property: `max_examples`, or slices of examples until `deadline` (a
+    `time.monotonic()` value). The first failure is shrunk and returned."""
+    check = CHECKS[name]
+    start = time.monotonic()
+    target.examples = 0
+    target.non_strict = None
+    found: list[Counterexample] = []
+    slice_seed = seed
+
+    def test(chunks: list[dict[str, Any]], data: st.DataObject) -> None:
+        target.examples += 1
+        try:
+            check(target, chunks, data)
+        except PropertyFailure as failure:
+            found.append(failure.example)
+            raise
+
+    while True:
+        budget = max_examples if deadline is None else SLICE
+        runner = settings(
+            max_examples=budget,
+            database=database,
+            deadline=None,
+            derandomize=False,
+            report_multiple_bugs=False,
+            suppress_health_check=list(HealthCheck),
+            print_blob=False,
+            # No explain phase: its extra runs would overwrite the shrunk counterexample.
+            phases=[Phase.explicit, Phase.reuse, Phase.generate, Phase.target, Phase.shrink],
+        )(hypothesis.given(cs.streams(target.options), st.data())(test))
+        try:
+            hypothesis.seed(slice_seed)(runner)()
+        except PropertyFailure:
+            example = found[-1]
+            verdict = Verdict.ERROR if example.error else Verdict.FAIL
+            return FuzzResult(name, verdict, target.examples, time.monotonic() - start,
+                              slice_seed, example.reason, example.to_json())
+        except Exception as error:  # Hypothesis itself gave up: report it, do not crash
+            return FuzzResult(name, Verdict.ERROR, target.examples, time.monotonic() - start,
+                              slice_seed, f"{type(error).__name__}: {error}")
+        if deadline is None or time.monotonic() >= deadline:
+            note = target.non_strict
+            if note is not None:
+                return FuzzResult(name, Verdict.NON_STRICT, target.examples,
+                                  time.monotonic() - start, seed, note.reason, note.to_json())
+            return FuzzResult(name, Verdict.PASS, target.examples, time.monotonic() - start,
+                              seed)
+        slice_seed += 1
+
+
+def open_database(location: str | None) -> ExampleDatabase | None:
+    """`none` for no database, else a directory (shared between CI machines, e.g. cached)."""
+    if location is None or location.lower() == "none":
+        return None
+    return DirectoryBasedExampleDatabase(location)
+
+
+def classify(chunks: Sequence[Mapping[str, Any]], options: Options) -> str:
+    """The taxonomy entry a found input most likely belongs to."""
+    grammar = options.grammar
+    content = _content(chunks) or ""
+    if any(c.get("reasoning") for c in chunks):
+        return "NATIVE.interleaved"
+    bounds: list[int] = []
+    position = 0
+    for chunk in chunks:
+        position += len(chunk.get("content") or "")
+        bounds.append(position)
+    for match in grammar.delimiter.finditer(content):
+        inside = [b for b in bounds if match.start() < b < match.end()]
+        if len(inside) >= 2:
+            return "SPLIT.many-pieces"
+        if inside:
+            return "SPLIT.close" if match.group("close") is not None else "SPLIT.open"
+    if grammar.holdback_start(content) < len(content):
+        return "FLUSH.partial-open"
+    matches = list(grammar.delimiter.finditer(content))
+    if matches and matches[0].group("close") is not None:
+        return "ORPHAN.close"
+    opens = [m for m in matches if m.group("close") is None]
+    if len(opens) >= 2:
+        return "BLOCK.multiple"
+    return "BLOCK.inline" if opens else "TEXT.near-miss"
+
+
+def found_case(
+    result: FuzzResult, label: str, spec: str, options: Options, taken: Iterable[str]
+) -> tuple[str, str]:
+    """A ready-to-commit case file for a counterexample: (case ID, file text)."""
+    assert result.counterexample is not None
+    chunks = [
+        {"content": c.get("content"), "reasoning": c.get("reasoning")}
+        for c in result.counterexample["chunks"]
+    ]
+    case_id = new_case_id(taken, random.Random(repr((chunks, result.property, label))))
+    extra = [] if is_enumerated(options) else [options]
+    case = {
+        "id": case_id,
+        "slug": f"fuzz-{result.property}-{case_id.lower()}",
+        "title": f"Found by the {result.property} property against {label}"[:90],
+        "taxonomy": classify(chunks, options),
+        "level": "must",
+        "chunks": chunks,
+        **expectations_for(chunks, extra),
+        "provenance": [{"kind": "fuzz", "ref": f"conformance fuzz --impl {spec} "
+                        f"--seed {result.seed}", "test": result.property}],
+        "note": result.reason,
+    }
+    text = render_case_file("fuzz", f"Found by `conformance fuzz` against {label}; review the "
+                            "expected channels against SPEC.md before committing.", [case])
+    return case_id, text
+
+
+def write_found(directory: Path, label: str, case_id: str, text: str, prop: str) -> Path:
+    directory.mkdir(parents=True, exist_ok=True)
+    path = directory / f"{label}-{prop}-{case_id}.yaml"
+    path.write_text(text, "utf-8")
+    return path

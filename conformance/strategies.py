@@ -1,0 +1,216 @@
+"""Hypothesis strategies for reasoning-channel normalizers, for anyone's own property tests.
+
+    from hypothesis import given
+    from conformance import strategies as cs
+
+    @given(cs.streams())
+    def test_my_normalizer_matches_the_reference(chunks):
+        ...
+
+Every strategy takes the `Options` of the grammar to aim at (default: the spec's defaults), so
+delimiters, near-misses and split points are those of the grammar under test. Chunks are plain
+dicts, as in the protocol: `{"content": str | None, "reasoning": str | None}`.
+"""
+
+from __future__ import annotations
+
+import functools
+import itertools
+from collections.abc import Sequence
+from typing import Any
+
+from hypothesis import strategies as st
+
+from ._grammar import PRESETS
+from ._options import DEFAULT, Options
+
+Chunk = dict[str, Any]
+
+_PROSE = ["answer", "The result is 42.", "so", "\u00bfpor qu\u00e9?", "x", "plan:", "\u2014"]
+_ANGLES = ["<", ">", "<<", ">>", "a < b", "b > a", "->", "<=", "Vec<T>", "<div>", "</p>", "<br/>"]
+_UNICODE = ["\u00e9", "e\u0301", "\U0001f600", "\u05d0\u05d1", "\u200f", "\u4e2d", "\ufeff"]
+_BLANKS = ["", " ", "\n", "\r\n", "\t", "  "]
+_NATIVE = ["", "R", "plan ", " ", "<think>n</think>", "\U0001f914"]
+# Characters for short random strings. Strings are built from single characters rather than
+# drawn with st.text(), whose draws Hypothesis also fills with string constants found in
+# whatever local modules are imported, which made examples (and shrinking) depend on them.
+_CHARS = "ab <>/[]=-\n\t\r\u00e9\u0301\u00a0\u200b\u200f\u05d0\u4e2d\uff1c\U0001f600kT"
+_SHORT_TEXT = st.lists(st.sampled_from(_CHARS), max_size=3).map("".join)
+_REASONING = st.sampled_from(_NATIVE) | _SHORT_TEXT
+_COIN = st.booleans()
+_UP_TO_3 = st.integers(0, 3)
+# Shrinks towards False (Hypothesis shrinks integers towards 0), so minimal examples lose
+# the extra cuts and empty chunks they do not need.
+_ONE_IN_FOUR = st.integers(0, 3).map(lambda n: n == 3)
+
+
+def _near_misses(options: Options) -> list[str]:
+    """Strings that look like the grammar's delimiters but are not, under its matching."""
+    out: set[str] = set()
+    for open_, close in options.pairs:
+        for delimiter in (open_, close):
+            out.update({delimiter[:-1], delimiter[:-1] + delimiter[-2] + delimiter[-1],
+                        delimiter[:-1] + " " + delimiter[-1] + "x", delimiter[:1] + " " +
+                        delimiter[1:], delimiter[:-1] + "er" + delimiter[-1]})
+            if options.matching == "exact":
+                out.update({delimiter.upper(), delimiter[:1] + " " + delimiter[1:]})
+    for pairs in PRESETS.values():
+        if pairs != options.pairs:
+            out.update(d for pair in pairs[:1] for d in pair)
+    delimiters = {d for pair in options.pairs for d in pair}
+    grammar = options.grammar
+    return sorted(s for s in out if s not in delimiters and not grammar.delimiter.fullmatch(s))
+
+
+@functools.cache
+def segments(options: Options = DEFAULT) -> st.SearchStrategy[str]:
+    """One piece of a document: prose, angle brackets, near-misses, real delimiters, whole
+    blocks (nested, unclosed, empty, orphan closes), Unicode, line endings."""
+    opens = [pair[0] for pair in options.pairs]
+    closes = [pair[1] for pair in options.pairs]
+    # One draw from a fixed pool is much cheaper than composing strategies, and fuzzing
+    # speed is examples per second: most pieces come from the pool.
+    pool = st.sampled_from(_PROSE + _ANGLES + _UNICODE + _BLANKS + opens + closes
+                           + _near_misses(options))
+    body = pool | _SHORT_TEXT
+    block = st.tuples(st.sampled_from(opens), body, st.sampled_from(closes)).map("".join)
+    nested = st.tuples(st.sampled_from(opens), body, st.sampled_from(closes)).map(
+        lambda p: p[0] + p[0] + p[1] + p[2] + p[2]
+    )
+    unclosed = st.tuples(st.sampled_from(opens), body).map("".join)
+    # A proper prefix of a delimiter: what a stream may end with, or a near-miss.
+    partial = st.tuples(st.sampled_from(opens + closes), st.integers(1, 12)).map(
+        lambda p: p[0][: min(p[1], len(p[0]) - 1)]
+    )
+    return st.one_of(pool, pool, _SHORT_TEXT, block, nested, unclosed, partial)
+
+
+@functools.cache
+def documents(options: Options = DEFAULT, *, max_segments: int = 8) -> st.SearchStrategy[str]:
+    """Whole content strings built from `segments`."""
+    return st.lists(segments(options), max_size=max_segments).map("".join)
+
+
+def _interesting_points(text: str, options: Options) -> list[int]:
+    """Cut points inside delimiters and at their first and last characters, and next to
+    every character a delimiter can start with."""
+    grammar = options.grammar
+    points: set[int] = set()
+    for match in grammar.delimiter.finditer(text):
+        points.update(range(match.start(), match.end() + 1))
+    for index, char in enumerate(text):
+        if char in grammar.starts:
+            points.update((index, index + 1))
+    return sorted(points)
+
+
+@st.composite
+def chunkings(draw: st.DrawFn, text: str, options: Options = DEFAULT) -> list[str]:
+    """The text cut into pieces (joined, they give `text` back): cut points biased towards
+    delimiters, runs of one-character pieces, empty pieces, and sometimes one long piece."""
+    size = len(text)
+    # One draw per cut: an index into the interesting points, then into every position, so
+    # cuts land inside delimiters far more often than uniform positions would.
+    points = _interesting_points(text, options) + list(range(size + 1))
+    cuts = set(draw(st.lists(st.sampled_from(points), max_size=min(size, 8))))
+    if size > 1 and draw(_ONE_IN_FOUR):
+        start = draw(st.integers(0, size - 1))
+        cuts.update(range(start, min(size, start + 6) + 1))
+    bounds = [0, *sorted(cuts - {0, size}), size]
+    pieces = [text[a:b] for a, b in itertools.pairwise(bounds)]
+    if draw(_ONE_IN_FOUR):
+        pieces.insert(draw(st.integers(0, len(pieces))), "")
+    return pieces
+
+
+@functools.cache
+def _cut_patterns(size: int) -> st.SearchStrategy[tuple[int, ...]]:
+    """Where to cut a segment of `size` characters, in one draw: nowhere (what shrinking
+    prefers), once or twice anywhere, or before every character."""
+    positions = range(size + 1)
+    patterns: list[tuple[int, ...]] = [()]
+    patterns += [(a,) for a in positions]
+    patterns += [(a, b) for a in positions for b in positions if a < b]
+    if size > 1:
+        patterns.append(tuple(range(1, size)))
+    return st.sampled_from(patterns)
+
+
+#: What happens at a cut, in one draw: (native step, reasoning text, empty chunk after).
+#: Mostly nothing, which is also what shrinking prefers.
+_AT_CUT = st.sampled_from(
+    [(None, "", False)] * 6
+    + [(None, "", True)] * 2
+    + [(step, text, False) for step in ("attach", "own") for text in _NATIVE]
+)
+
+
+@st.composite
+def _planned_segment(
+    draw: st.DrawFn, options: Options, native: bool
+) -> tuple[str, list[tuple[int, tuple[str | None, str, bool]]]]:
+    """A segment with where to cut it and what happens at each cut."""
+    segment = draw(segments(options))
+    cuts = draw(_cut_patterns(len(segment)))
+    return segment, [(cut, draw(_AT_CUT) if native else (None, "", False)) for cut in cuts]
+
+
+@st.composite
+def streams(
+    draw: st.DrawFn, options: Options = DEFAULT, *, native: bool = True
+) -> list[Chunk]:
+    """A document from `segments`, cut into chunks, with native reasoning interleaved.
+
+    Cut points are drawn inside each segment (segments are short, so many land inside
+    delimiters); sometimes every character of a segment is its own chunk; empty chunks and
+    native reasoning (in a chunk of its own, or next to content in the chunk just cut) appear
+    at cuts. Each segment carries its own cuts, so shrinking can drop a segment whole.
+    """
+    chunks: list[Chunk] = []
+    current = ""
+    for segment, plan in draw(st.lists(_planned_segment(options, native), max_size=6)):
+        start = 0
+        for cut, (step, reasoning, empty_after) in plan:
+            current += segment[start:cut]
+            start = cut
+            chunks.append({"content": current, "reasoning": reasoning or None
+                           if step == "attach" else None})
+            current = ""
+            if step == "own":
+                chunks.append({"content": None, "reasoning": reasoning})
+            if empty_after:
+                chunks.append({"content": "", "reasoning": None})
+        current += segment[start:]
+    chunks.append({"content": current, "reasoning": None})
+    if native and draw(_ONE_IN_FOUR):
+        chunks.insert(0, {"content": None, "reasoning": draw(_REASONING)})
+    return chunks
+
+
+def flatten(chunks: Sequence[Chunk]) -> list[tuple[str, str]]:
+    """The stream's text in order, as (field, character): reasoning before content within a
+    chunk. Two streams with the same flattening must give the same channels."""
+    out: list[tuple[str, str]] = []
+    for chunk in chunks:
+        out += [("reasoning", char) for char in chunk.get("reasoning") or ""]
+        out += [("content", char) for char in chunk.get("content") or ""]
+    return out
+
+
+@st.composite
+def rechunkings(draw: st.DrawFn, chunks: Sequence[Chunk]) -> list[Chunk]:
+    """Another chunking of the same stream: the same characters in the same order."""
+    flat = flatten(chunks)
+    starts = set(draw(st.lists(st.integers(0, max(0, len(flat) - 1)), max_size=12)))
+    out: list[Chunk] = []
+    for index, (name, char) in enumerate(flat):
+        last = out[-1] if out else None
+        # Within a chunk reasoning comes first, so reasoning never joins a chunk with content.
+        joinable = last is not None and index not in starts and (
+            last[name] is not None or (name == "content" and last["content"] is None)
+        ) and not (name == "reasoning" and last["content"] is not None)
+        if joinable:
+            last[name] = (last[name] or "") + char
+        else:
+            out.append({"content": None, "reasoning": None, name: char})
+    return out
