@@ -9,10 +9,9 @@ from __future__ import annotations
 import json
 import random
 from collections.abc import Iterable, Mapping, Sequence
-from pathlib import Path
 from typing import Any
 
-from ._cases import Case, Chunk, _case, _chunk
+from ._cases import Case, Chunk, case_from_mapping
 from ._check import _minimal_when, profiles_for, reference_output
 from ._options import DEFAULT, Options
 
@@ -30,8 +29,7 @@ def new_case_id(taken: Iterable[str], rng: random.Random | None = None) -> str:
 
 
 def _as_case(raw: Mapping[str, Any], category: str) -> Case:
-    chunks = tuple(_chunk(c) for c in raw["chunks"])
-    return _case(raw, category, Path("<generated>"), lambda *_: 0, chunks)
+    return case_from_mapping(raw, category)
 
 
 def expectations_for(
@@ -41,8 +39,13 @@ def expectations_for(
     needs to pass `conformance check`, all from the reference. `extra` names profiles with
     opt-in values the case must also have an expectation for."""
     raw: dict[str, Any] = {
-        "id": "AAAA", "slug": "generated", "title": "generated", "taxonomy": "X.x",
-        "level": "must", "chunks": [dict(c) for c in chunks], "provenance": [],
+        "id": "AAAA",
+        "slug": "generated",
+        "title": "generated",
+        "taxonomy": "X.x",
+        "level": "must",
+        "chunks": [dict(c) for c in chunks],
+        "provenance": [],
     }
     probe = _as_case({**raw, "expected": {"assistant": "", "thinking": ""}}, "generated")
     stream, whole = reference_output(probe, DEFAULT)
@@ -137,4 +140,3 @@ def render_case_file(category: str, description: str, cases: Sequence[Mapping[st
             else:
                 lines.append(f"{lead}{key}: {_flow(value)}")
     return "\n".join(lines) + "\n"
-

@@ -17,6 +17,11 @@ import yaml
 from ._options import ENUMERATED, OPTION_NAMES, Options
 
 LEVELS = ("must", "should", "info")
+#: Why a case `conformance approve` wrote is not judged yet (SKIP) until it is accepted.
+PENDING_REVIEW = (
+    "pending review: an unreviewed capture; check its expected split, then accept it with "
+    "`conformance approve --accept CASSETTE` (docs/cassettes.md)"
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,6 +73,18 @@ class Provenance:
 
 
 @dataclass(frozen=True, slots=True)
+class CassetteRef:
+    """Where a cassette-backed case's chunks come from (docs/cassettes.md)."""
+
+    #: As written in the case file, relative to the cassettes directory.
+    name: str
+    path: Path
+    interaction: int = 0
+    #: The wire family named in the case; None: detected from the recording.
+    family: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class Case:
     id: str
     slug: str
@@ -83,6 +100,10 @@ class Case:
     note: str | None
     file: Path
     line: int
+    #: The cassette the chunks were decoded from, if any.
+    cassette: CassetteRef | None = None
+    #: An unreviewed capture: every check is SKIP until it is accepted.
+    pending: bool = False
 
     @property
     def where(self) -> str:
@@ -102,6 +123,8 @@ class Case:
 
     def expectation(self, options: Options) -> Expectation | str:
         """The expectation under `options`, or the reason there is none (a SKIP)."""
+        if self.pending:
+            return PENDING_REVIEW
         if not isinstance(options.delimiters, str):
             return "custom delimiters: the corpus has no expectations for them (fuzz instead)"
         values = {name: getattr(options, name) for name in OPTION_NAMES}
@@ -222,11 +245,42 @@ def load_file(path: Path) -> tuple[list[Case], list[CaseFileError]]:
         if ("cases", index) in bad:
             continue
         at_case = functools.partial(_line_in_case, node, index)
-        cases.append(_case(raw, data["category"], path, at_case))
+        chunks = _chunks(raw, path, at_case)
+        if isinstance(chunks, CaseFileError):
+            errors.append(chunks)
+            continue
+        cases.append(_case(raw, data["category"], path, at_case, *chunks))
     return cases, errors
 
 
-def _case(raw: Mapping[str, Any], category: str, path: Path, line_at: Callable[..., int]) -> Case:
+def _chunks(
+    raw: Mapping[str, Any], path: Path, line_at: Callable[..., int]
+) -> tuple[tuple[Chunk, ...], CassetteRef | None] | CaseFileError:
+    """The case's inline chunks, or those decoded from its cassette."""
+    if "cassette" not in raw:
+        return tuple(_chunk(c) for c in raw["chunks"]), None
+    from .cassettes import CassetteError, cassettes_dir_for, chunks_for_case
+
+    ref = CassetteRef(
+        raw["cassette"],
+        cassettes_dir_for(path) / raw["cassette"],
+        raw.get("interaction", 0),
+        raw.get("family"),
+    )
+    try:
+        return chunks_for_case(ref.path, ref.interaction, ref.family), ref
+    except CassetteError as error:
+        return CaseFileError(path, line_at("cassette"), f"{raw['id']}: {error}")
+
+
+def _case(
+    raw: Mapping[str, Any],
+    category: str,
+    path: Path,
+    line_at: Callable[..., int],
+    chunks: tuple[Chunk, ...],
+    cassette: CassetteRef | None,
+) -> Case:
     return Case(
         id=raw["id"],
         slug=raw["slug"],
@@ -234,7 +288,7 @@ def _case(raw: Mapping[str, Any], category: str, path: Path, line_at: Callable[.
         taxonomy=raw["taxonomy"],
         level=raw["level"],
         category=category,
-        chunks=tuple(_chunk(c) for c in raw["chunks"]),
+        chunks=chunks,
         expected=_channels(raw["expected"]),
         whole=_channels(raw["whole"]) if "whole" in raw else None,
         variants=tuple(
@@ -252,7 +306,16 @@ def _case(raw: Mapping[str, Any], category: str, path: Path, line_at: Callable[.
         note=raw.get("note"),
         file=path,
         line=line_at(),
+        cassette=cassette,
+        pending=raw.get("pending", False),
     )
+
+
+def case_from_mapping(raw: Mapping[str, Any], category: str = "generated") -> Case:
+    """A case with inline chunks built from a mapping in case-file shape, not read from a
+    file: for proposing new cases (the fuzzer's findings, approved captures)."""
+    chunks = tuple(_chunk(c) for c in raw["chunks"])
+    return _case(raw, category, Path("<generated>"), lambda *_: 0, chunks, None)
 
 
 def _line_in_case(node: yaml.Node, index: int, *path: Any) -> int:
@@ -275,6 +338,11 @@ def describe(error: jsonschema.ValidationError) -> str:
         return f"{where}: {error.message} (see conformance/schemas/case-file.schema.json)"
     if error.validator == "oneOf" and error.absolute_path and "variants" in error.absolute_path:
         return f"{where}: a variant needs exactly one of `expected` or `undefined`"
+    if error.validator == "oneOf" and len(error.absolute_path) == 2:
+        return (
+            f"{where}: a case takes its input from exactly one of `chunks` or `cassette` "
+            "(`interaction` and `family` go with `cassette`)"
+        )
     return f"{where}: {error.message}"
 
 

@@ -7,6 +7,7 @@ input becomes a case file whose expectations come from the reference.
 
 from __future__ import annotations
 
+import json
 import random
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -17,7 +18,7 @@ from typing import Any
 import hypothesis
 from hypothesis import HealthCheck, Phase, settings
 from hypothesis import strategies as st
-from hypothesis.database import DirectoryBasedExampleDatabase, ExampleDatabase
+from hypothesis.database import ExampleDatabase
 
 from . import strategies as cs
 from ._casegen import expectations_for, new_case_id, render_case_file
@@ -73,7 +74,10 @@ class Target:
     non_strict: Counterexample | None = None
 
     def differs(
-        self, chunks: list[dict[str, Any]], reason: str, expected: Mapping[str, str],
+        self,
+        chunks: list[dict[str, Any]],
+        reason: str,
+        expected: Mapping[str, str],
         actual: Mapping[str, str],
     ) -> None:
         """Fail unless the channels are equal; note a whitespace-only difference."""
@@ -81,8 +85,9 @@ class Target:
             return
         if all(squeeze(actual[k]) == squeeze(expected[k]) for k in ("assistant", "thinking")):
             if self.non_strict is None:
-                self.non_strict = Counterexample(chunks, f"whitespace only: {reason}",
-                                                 expected, actual)
+                self.non_strict = Counterexample(
+                    chunks, f"whitespace only: {reason}", expected, actual
+                )
             return
         _fail(chunks, reason, expected, actual)
 
@@ -100,13 +105,18 @@ class Target:
 def _answer(reply: Reply, chunks: list[dict[str, Any]]) -> Reply:
     if reply.timeout or reply.error is not None or reply.unsupported is not None:
         what = "no reply in time" if reply.timeout else reply.error or reply.unsupported
-        raise PropertyFailure(Counterexample(chunks, f"the implementation failed: {what}",
-                                             error=True))
+        raise PropertyFailure(
+            Counterexample(chunks, f"the implementation failed: {what}", error=True)
+        )
     return reply
 
 
-def _fail(chunks: list[dict[str, Any]], reason: str, expected: Mapping[str, str] | None = None,
-          actual: Mapping[str, str] | None = None) -> None:
+def _fail(
+    chunks: list[dict[str, Any]],
+    reason: str,
+    expected: Mapping[str, str] | None = None,
+    actual: Mapping[str, str] | None = None,
+) -> None:
     raise PropertyFailure(Counterexample(chunks, reason, expected, actual))
 
 
@@ -138,8 +148,13 @@ def chunking(target: Target, chunks: list[dict[str, Any]], data: st.DataObject) 
     second = _joined(target.stream(again))
     # The case to keep is the chunking the implementation gets wrong.
     wrong = again if first == _joined(normalize_stream(chunks, target.options)) else chunks
-    target.differs(wrong, f"two chunkings of one input disagree: {chunks!r} gave {first!r}, "
-                   f"{again!r} gave {second!r}", first, second)
+    target.differs(
+        wrong,
+        f"two chunkings of one input disagree: {chunks!r} gave {first!r}, "
+        f"{again!r} gave {second!r}",
+        first,
+        second,
+    )
 
 
 def whole(target: Target, chunks: list[dict[str, Any]], data: st.DataObject) -> None:
@@ -165,9 +180,13 @@ def discipline(target: Target, chunks: list[dict[str, Any]], data: st.DataObject
             # Whitespace is compared loosely here too: trimming is NON_STRICT (SPEC 8.2).
             if not squeeze(expected[name]).startswith(squeeze(sofar[name])):
                 where = f"chunk {step}" if step < len(chunks) else "the final flush"
-                _fail(chunks, f"after {where} the {name} channel holds {sofar[name]!r}, "
-                      f"which the final text {expected[name]!r} does not start with",
-                      expected, _joined(deltas))
+                _fail(
+                    chunks,
+                    f"after {where} the {name} channel holds {sofar[name]!r}, "
+                    f"which the final text {expected[name]!r} does not start with",
+                    expected,
+                    _joined(deltas),
+                )
     target.differs(chunks, "text is missing after the flush", expected, sofar)
 
 
@@ -180,9 +199,12 @@ def idempotence(target: Target, chunks: list[dict[str, Any]], data: st.DataObjec
     if normalize_whole(assistant, None, target.options)["assistant"] != assistant:
         return
     again = target.whole(assistant, None)
-    target.differs([{"content": assistant, "reasoning": None}],
-                   "normalizing the answer again changed it",
-                   {"assistant": assistant, "thinking": ""}, again)
+    target.differs(
+        [{"content": assistant, "reasoning": None}],
+        "normalizing the answer again changed it",
+        {"assistant": assistant, "thinking": ""},
+        again,
+    )
 
 
 def conservation(target: Target, chunks: list[dict[str, Any]], data: st.DataObject) -> None:
@@ -193,14 +215,16 @@ def conservation(target: Target, chunks: list[dict[str, Any]], data: st.DataObje
     native = "".join(c.get("reasoning") or "" for c in chunks)
     kept = target.options.grammar.delimiter.sub("", content)
     may_drop = target.options.unclosed_at_end == "drop" or (
-        target.options.native_with_tags == "native_only" and bool(native))
+        target.options.native_with_tags == "native_only" and bool(native)
+    )
     problem = unaccounted(kept, native, Channels(**actual), may_drop)
     if problem:
         squeezed = Channels(squeeze(actual["assistant"]), squeeze(actual["thinking"]))
         if unaccounted(squeeze(kept), squeeze(native), squeezed, may_drop) is None:
             if target.non_strict is None:
-                target.non_strict = Counterexample(chunks, f"whitespace only: {problem}",
-                                                   None, actual)
+                target.non_strict = Counterexample(
+                    chunks, f"whitespace only: {problem}", None, actual
+                )
             return
         _fail(chunks, problem, None, actual)
 
@@ -215,23 +239,71 @@ CHECKS: dict[str, Callable[[Target, list[dict[str, Any]], st.DataObject], None]]
 }
 
 
+def replay_check(target: Target, chunks: list[dict[str, Any]]) -> None:
+    """Whether a stored counterexample still fails: the implementation still disagrees with
+    the reference on it, as a stream or (where the forms must agree) as a whole message."""
+    expected = _joined(normalize_stream(chunks, target.options))
+    target.differs(
+        chunks, "a failure found earlier still fails", expected, _joined(target.stream(chunks))
+    )
+    content, reasoning = _content(chunks), _reasoning(chunks)
+    if dict(normalize_whole(content, reasoning, target.options)) == expected:
+        target.differs(
+            chunks,
+            "a failure found earlier still fails (whole form)",
+            expected,
+            target.whole(content, reasoning),
+        )
+
+
 def run_property(
     name: str,
     target: Target,
     *,
     max_examples: int,
     seed: int,
-    database: ExampleDatabase | None,
+    database: ExampleDatabase | None = None,
+    key: bytes = b"",
     deadline: float | None = None,
 ) -> FuzzResult:
-    """Run one property: `max_examples`, or slices of examples until `deadline` (a
-    `time.monotonic()` value). The first failure is shrunk and returned."""
+    """Run one property: first replay the failures stored in `database` under `key`, then
+    `max_examples` new examples, or slices of examples until `deadline` (a
+    `time.monotonic()` value). The first failure is shrunk, stored and returned.
+
+    Generation is seeded, so a seed replays a run exactly; the database is ours, not
+    Hypothesis' own (which a fixed seed switches off), holding minimal failing inputs.
+    """
     check = CHECKS[name]
     start = time.monotonic()
     target.examples = 0
     target.non_strict = None
+
+    def result(
+        verdict: Verdict, used_seed: int, example: Counterexample | None = None, reason: str = ""
+    ) -> FuzzResult:
+        return FuzzResult(
+            name,
+            verdict,
+            target.examples,
+            time.monotonic() - start,
+            used_seed,
+            example.reason if example else reason,
+            example.to_json() if example else None,
+        )
+
+    stored = sorted(database.fetch(key), key=len) if database is not None else []
+    for value in stored:
+        chunks = json.loads(value)
+        target.examples += 1
+        try:
+            replay_check(target, chunks)
+        except PropertyFailure as failure:
+            example = failure.example
+            return result(Verdict.ERROR if example.error else Verdict.FAIL, seed, example)
+        assert database is not None
+        database.delete(key, value)  # fixed since: forget it
+
     found: list[Counterexample] = []
-    slice_seed = seed
 
     def test(chunks: list[dict[str, Any]], data: st.DataObject) -> None:
         target.examples += 1
@@ -241,44 +313,33 @@ def run_property(
             found.append(failure.example)
             raise
 
+    slice_seed = seed
     while True:
         budget = max_examples if deadline is None else SLICE
         runner = settings(
             max_examples=budget,
-            database=database,
+            database=None,
             deadline=None,
             derandomize=False,
             report_multiple_bugs=False,
             suppress_health_check=list(HealthCheck),
             print_blob=False,
             # No explain phase: its extra runs would overwrite the shrunk counterexample.
-            phases=[Phase.explicit, Phase.reuse, Phase.generate, Phase.target, Phase.shrink],
+            phases=[Phase.explicit, Phase.generate, Phase.target, Phase.shrink],
         )(hypothesis.given(cs.streams(target.options), st.data())(test))
         try:
             hypothesis.seed(slice_seed)(runner)()
         except PropertyFailure:
             example = found[-1]
-            verdict = Verdict.ERROR if example.error else Verdict.FAIL
-            return FuzzResult(name, verdict, target.examples, time.monotonic() - start,
-                              slice_seed, example.reason, example.to_json())
+            if database is not None:
+                database.save(key, json.dumps(example.chunks).encode())
+            return result(Verdict.ERROR if example.error else Verdict.FAIL, slice_seed, example)
         except Exception as error:  # Hypothesis itself gave up: report it, do not crash
-            return FuzzResult(name, Verdict.ERROR, target.examples, time.monotonic() - start,
-                              slice_seed, f"{type(error).__name__}: {error}")
+            return result(Verdict.ERROR, slice_seed, reason=f"{type(error).__name__}: {error}")
         if deadline is None or time.monotonic() >= deadline:
             note = target.non_strict
-            if note is not None:
-                return FuzzResult(name, Verdict.NON_STRICT, target.examples,
-                                  time.monotonic() - start, seed, note.reason, note.to_json())
-            return FuzzResult(name, Verdict.PASS, target.examples, time.monotonic() - start,
-                              seed)
+            return result(Verdict.NON_STRICT if note else Verdict.PASS, seed, note)
         slice_seed += 1
-
-
-def open_database(location: str | None) -> ExampleDatabase | None:
-    """`none` for no database, else a directory (shared between CI machines, e.g. cached)."""
-    if location is None or location.lower() == "none":
-        return None
-    return DirectoryBasedExampleDatabase(location)
 
 
 def classify(chunks: Sequence[Mapping[str, Any]], options: Options) -> str:
@@ -328,12 +389,21 @@ def found_case(
         "level": "must",
         "chunks": chunks,
         **expectations_for(chunks, extra),
-        "provenance": [{"kind": "fuzz", "ref": f"conformance fuzz --impl {spec} "
-                        f"--seed {result.seed}", "test": result.property}],
+        "provenance": [
+            {
+                "kind": "fuzz",
+                "ref": f"conformance fuzz --impl {spec} --seed {result.seed}",
+                "test": result.property,
+            }
+        ],
         "note": result.reason,
     }
-    text = render_case_file("fuzz", f"Found by `conformance fuzz` against {label}; review the "
-                            "expected channels against SPEC.md before committing.", [case])
+    text = render_case_file(
+        "fuzz",
+        f"Found by `conformance fuzz` against {label}; review the "
+        "expected channels against SPEC.md before committing.",
+        [case],
+    )
     return case_id, text
 
 

@@ -47,8 +47,9 @@ def execute_fuzz(
 ) -> int:
     unknown = sorted(set(settings.properties) - set(PROPERTIES))
     if unknown:
-        raise UsageError(f"unknown property {unknown[0]!r}; the properties are "
-                         f"{', '.join(PROPERTIES)}")
+        raise UsageError(
+            f"unknown property {unknown[0]!r}; the properties are {', '.join(PROPERTIES)}"
+        )
     started = time.perf_counter()
     specs = implementation_specs(settings.impls, settings.option_sets)
     seed = settings.seed if settings.seed is not None else random.randrange(2**32)
@@ -60,10 +61,14 @@ def execute_fuzz(
             taken |= load_retired(directory)
     found_dir = (settings.report_dir or Path("reports")) / "found"
     share = (settings.seconds or 0) / (len(specs) * len(settings.properties))
+    database = None
+    if settings.database is not None:
+        database = DirectoryBasedExampleDatabase(str(settings.database))
     runs: list[ImplementationRun] = []
     for spec in specs:
-        connection = open_connection(spec, timeout=settings.timeout, validate_protocol=False,
-                                     echo=echo)
+        connection = open_connection(
+            spec, timeout=settings.timeout, validate_protocol=False, echo=echo
+        )
         if isinstance(connection, ImplementationRun):
             runs.append(connection)
             continue
@@ -74,13 +79,16 @@ def execute_fuzz(
             for name in settings.properties:
                 if progress is not None:
                     progress(f"{spec.label}: {name} ...")
-                database = None
-                if settings.database is not None:
-                    database = DirectoryBasedExampleDatabase(
-                        str(settings.database / spec.label / name))
                 deadline = time.monotonic() + share if settings.seconds else None
-                result = run_property(name, target, max_examples=settings.max_examples,
-                                      seed=seed, database=database, deadline=deadline)
+                result = run_property(
+                    name,
+                    target,
+                    max_examples=settings.max_examples,
+                    seed=seed,
+                    database=database,
+                    key=f"{spec.label}/{name}".encode(),
+                    deadline=deadline,
+                )
                 if result.verdict in (Verdict.FAIL, Verdict.ERROR) and result.counterexample:
                     case_id, text = found_case(result, spec.label, spec.spec, options, taken)
                     taken.add(case_id)
@@ -90,16 +98,23 @@ def execute_fuzz(
                 if progress is not None:
                     progress("")
                 rate = result.examples / result.seconds if result.seconds else 0.0
-                line = (f"{spec.label}: {name}: {result.verdict.value} after {result.examples} "
-                        f"examples ({rate:.0f}/s)")
+                line = (
+                    f"{spec.label}: {name}: {result.verdict.value} after {result.examples} "
+                    f"examples ({rate:.0f}/s)"
+                )
                 echo(line + (f": {result.reason}" if result.reason else ""))
                 if result.case_file:
                     echo(f"  minimal case written to {result.case_file}")
         finally:
             connection.close()
         runs.append(run)
-    selection = {"fuzz": {"properties": list(settings.properties), "seed": seed,
-                          "max_examples": settings.max_examples,
-                          "seconds": settings.seconds}}
+    selection = {
+        "fuzz": {
+            "properties": list(settings.properties),
+            "seed": seed,
+            "max_examples": settings.max_examples,
+            "seconds": settings.seconds,
+        }
+    }
     run = finish(runs, selection, started, settings.report_dir, echo)
     return exit_status(run, usage_problems=False)

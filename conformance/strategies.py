@@ -26,7 +26,18 @@ from ._options import DEFAULT, Options
 
 Chunk = dict[str, Any]
 
-_PROSE = ["answer", "The result is 42.", "so", "\u00bfpor qu\u00e9?", "x", "plan:", "\u2014"]
+_PROSE = [
+    "answer",
+    "The result is 42.",
+    "so",
+    "\u00bfpor qu\u00e9?",
+    "x",
+    "plan:",
+    "\u2014",
+    "caf\u00e9",
+    "Z\u00fcrich",
+    "\u041f\u0440\u0438\u0432\u0435\u0442",
+]
 _ANGLES = ["<", ">", "<<", ">>", "a < b", "b > a", "->", "<=", "Vec<T>", "<div>", "</p>", "<br/>"]
 _UNICODE = ["\u00e9", "e\u0301", "\U0001f600", "\u05d0\u05d1", "\u200f", "\u4e2d", "\ufeff"]
 _BLANKS = ["", " ", "\n", "\r\n", "\t", "  "]
@@ -49,9 +60,15 @@ def _near_misses(options: Options) -> list[str]:
     out: set[str] = set()
     for open_, close in options.pairs:
         for delimiter in (open_, close):
-            out.update({delimiter[:-1], delimiter[:-1] + delimiter[-2] + delimiter[-1],
-                        delimiter[:-1] + " " + delimiter[-1] + "x", delimiter[:1] + " " +
-                        delimiter[1:], delimiter[:-1] + "er" + delimiter[-1]})
+            out.update(
+                {
+                    delimiter[:-1],
+                    delimiter[:-1] + delimiter[-2] + delimiter[-1],
+                    delimiter[:-1] + " " + delimiter[-1] + "x",
+                    delimiter[:1] + " " + delimiter[1:],
+                    delimiter[:-1] + "er" + delimiter[-1],
+                }
+            )
             if options.matching == "exact":
                 out.update({delimiter.upper(), delimiter[:1] + " " + delimiter[1:]})
     for pairs in PRESETS.values():
@@ -70,19 +87,25 @@ def segments(options: Options = DEFAULT) -> st.SearchStrategy[str]:
     closes = [pair[1] for pair in options.pairs]
     # One draw from a fixed pool is much cheaper than composing strategies, and fuzzing
     # speed is examples per second: most pieces come from the pool.
-    pool = st.sampled_from(_PROSE + _ANGLES + _UNICODE + _BLANKS + opens + closes
-                           + _near_misses(options))
+    pool = st.sampled_from(
+        _PROSE + _ANGLES + _UNICODE + _BLANKS + opens + closes + _near_misses(options)
+    )
     body = pool | _SHORT_TEXT
     block = st.tuples(st.sampled_from(opens), body, st.sampled_from(closes)).map("".join)
     nested = st.tuples(st.sampled_from(opens), body, st.sampled_from(closes)).map(
         lambda p: p[0] + p[0] + p[1] + p[2] + p[2]
     )
-    unclosed = st.tuples(st.sampled_from(opens), body).map("".join)
     # A proper prefix of a delimiter: what a stream may end with, or a near-miss.
     partial = st.tuples(st.sampled_from(opens + closes), st.integers(1, 12)).map(
         lambda p: p[0][: min(p[1], len(p[0]) - 1)]
     )
-    return st.one_of(pool, pool, _SHORT_TEXT, block, nested, unclosed, partial)
+    # An unclosed block, often ending in part of a close: a stream cut off mid-delimiter.
+    unclosed = st.tuples(st.sampled_from(opens), body, st.just("") | partial).map("".join)
+    # Text glued to a delimiter, so cuts inside the delimiter share a chunk with the text.
+    glued = st.tuples(st.sampled_from(_PROSE + _UNICODE), st.sampled_from(opens + closes)).map(
+        "".join
+    )
+    return st.one_of(pool, pool, _SHORT_TEXT, block, nested, unclosed, partial, glued)
 
 
 @functools.cache
@@ -126,11 +149,14 @@ def chunkings(draw: st.DrawFn, text: str, options: Options = DEFAULT) -> list[st
 @functools.cache
 def _cut_patterns(size: int) -> st.SearchStrategy[tuple[int, ...]]:
     """Where to cut a segment of `size` characters, in one draw: nowhere (what shrinking
-    prefers), once or twice anywhere, or before every character."""
+    prefers), once, twice or (in short segments) three times anywhere, or before every
+    character."""
     positions = range(size + 1)
     patterns: list[tuple[int, ...]] = [()]
     patterns += [(a,) for a in positions]
     patterns += [(a, b) for a in positions for b in positions if a < b]
+    if size <= 16:
+        patterns += list(itertools.combinations(positions, 3))
     if size > 1:
         patterns.append(tuple(range(1, size)))
     return st.sampled_from(patterns)
@@ -156,9 +182,7 @@ def _planned_segment(
 
 
 @st.composite
-def streams(
-    draw: st.DrawFn, options: Options = DEFAULT, *, native: bool = True
-) -> list[Chunk]:
+def streams(draw: st.DrawFn, options: Options = DEFAULT, *, native: bool = True) -> list[Chunk]:
     """A document from `segments`, cut into chunks, with native reasoning interleaved.
 
     Cut points are drawn inside each segment (segments are short, so many land inside
@@ -173,8 +197,9 @@ def streams(
         for cut, (step, reasoning, empty_after) in plan:
             current += segment[start:cut]
             start = cut
-            chunks.append({"content": current, "reasoning": reasoning or None
-                           if step == "attach" else None})
+            chunks.append(
+                {"content": current, "reasoning": reasoning or None if step == "attach" else None}
+            )
             current = ""
             if step == "own":
                 chunks.append({"content": None, "reasoning": reasoning})
@@ -206,9 +231,12 @@ def rechunkings(draw: st.DrawFn, chunks: Sequence[Chunk]) -> list[Chunk]:
     for index, (name, char) in enumerate(flat):
         last = out[-1] if out else None
         # Within a chunk reasoning comes first, so reasoning never joins a chunk with content.
-        joinable = last is not None and index not in starts and (
-            last[name] is not None or (name == "content" and last["content"] is None)
-        ) and not (name == "reasoning" and last["content"] is not None)
+        joinable = (
+            last is not None
+            and index not in starts
+            and (last[name] is not None or (name == "content" and last["content"] is None))
+            and not (name == "reasoning" and last["content"] is not None)
+        )
         if joinable:
             last[name] = (last[name] or "") + char
         else:

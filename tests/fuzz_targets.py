@@ -26,12 +26,13 @@ class EmptyChunkClearsCarry(Normalizer):
 
 @implementation(name="three-pieces")
 class ThreePieces(Normalizer):
-    """Holds a partial delimiter across one chunk boundary, not two: when pieces of two or
-    more characters each spread it over three chunks, the held text is lost."""
+    """Holds a partial delimiter across one chunk boundary, not two: when a delimiter that
+    started as the piece `<t` is still incomplete after two more pieces
+    of two or more characters, the held text is lost."""
 
     def __init__(self, options: Any = None) -> None:
         super().__init__(options)
-        #: Pieces of two or more characters the held text was built from (0 after a short one).
+        #: Pieces the held text was built from, when its first piece had two characters.
         self._pieces = 0
 
     def feed(self, chunk: Mapping[str, Any]) -> Any:
@@ -47,12 +48,10 @@ class ThreePieces(Normalizer):
         delta = super().feed(chunk)
         if not content:
             return delta
-        if not self._carry or len(content) < 2:
-            self._pieces = 0
-        elif carry and self._carry == carry + content:
-            self._pieces += 1 if self._pieces else 0
+        if carry and self._pieces and len(content) >= 2 and self._carry == carry + content:
+            self._pieces += 1
         else:
-            self._pieces = 1 if len(self._carry) >= 2 else 0
+            self._pieces = 1 if self._carry == "<t" and content.endswith("<t") else 0
         return delta
 
 
@@ -82,13 +81,13 @@ class NearMissClose(Normalizer):
 
 @implementation(name="flush-duplicates")
 class FlushDuplicates(Normalizer):
-    """At the end of the stream inside a block, a held `</thinki` or `</thinkin` is released
-    twice."""
+    """At the end of the stream inside a block, a held part of a close delimiter seven to nine
+    characters long (`</think` to `</thinkin`) is released twice."""
 
     def finish(self) -> Any:
         carry, inside = self._carry, self._inside
         delta = super().finish()
-        if inside and carry in ("</thinki", "</thinkin"):
+        if inside and carry.startswith("</t") and 7 <= len(carry) <= 9:
             return {**delta, "thinking": delta["thinking"] + carry}
         return delta
 
@@ -113,8 +112,9 @@ class LaterBlock(Normalizer):
             return {"assistant": text, "thinking": chunk.get("reasoning") or ""}
         was_inside = self._inside
         delta = super().feed(chunk)
-        closes = content.count("</think") + (was_inside and not self._inside and "</" not in
-                                              content)
+        closes = content.count("</think") + (
+            was_inside and not self._inside and "</" not in content
+        )
         self._closed += closes
         if names:
             self._last = names[-1]
@@ -130,7 +130,7 @@ class ByteOffsets(Normalizer):
         content = chunk.get("content") or ""
         delta = super().feed(chunk)
         carry = self._carry
-        two_byte = sum(0x80 <= ord(c) < 0x250 for c in content)
+        two_byte = sum(0xA1 <= ord(c) < 0x250 for c in content)
         extra = len(content.encode()) - len(content)
         if carry and not self._inside and two_byte and extra == two_byte:
             leak = min(extra, len(carry) - 1)

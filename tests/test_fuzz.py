@@ -1,0 +1,220 @@
+"""The fuzzer: its strategies, and that it finds, shrinks and writes what the corpus misses."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import jsonschema
+import pytest
+import yaml
+from hypothesis import given
+from hypothesis import strategies as st
+
+from conformance import strategies as cs
+from conformance._cases import bundled_cases_dir, load_corpus, schema
+from conformance._impls import connect, parse_impl
+from conformance._options import Options
+from conformance._results import Verdict
+from conformance._runner import run_implementation
+from conformance.reference import join, normalize_stream
+
+ROOT = Path(__file__).resolve().parent.parent
+TARGETS = [
+    "EmptyChunkClearsCarry",
+    "ThreePieces",
+    "NativeFlushesCarry",
+    "NearMissClose",
+    "FlushDuplicates",
+    "LaterBlock",
+    "ByteOffsets",
+]
+
+
+def cli(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "conformance", *args],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        timeout=600,
+    )
+
+
+@given(cs.streams(Options(delimiters="extended", matching="tolerant")))
+def test_streams_are_protocol_chunks(chunks):
+    for chunk in chunks:
+        assert set(chunk) == {"content", "reasoning"}
+        assert all(value is None or isinstance(value, str) for value in chunk.values())
+
+
+@given(st.data())
+def test_chunkings_join_back_to_the_text(data):
+    text = data.draw(cs.documents())
+    assert "".join(data.draw(cs.chunkings(text))) == text
+
+
+@given(cs.streams(), st.data())
+def test_rechunkings_keep_the_stream_and_its_channels(chunks, data):
+    again = data.draw(cs.rechunkings(chunks))
+    assert cs.flatten(again) == cs.flatten(chunks)
+    assert join(normalize_stream(again)) == join(normalize_stream(chunks))
+
+
+def test_fuzzing_the_reference_finds_nothing(tmp_path: Path):
+    result = cli(
+        "fuzz",
+        "--max-examples",
+        "100",
+        "--seed",
+        "1",
+        "--database",
+        "none",
+        "--report-dir",
+        str(tmp_path),
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "fuzzing with seed 1" in result.stdout
+    data = json.loads((tmp_path / "results.json").read_text())
+    jsonschema.validate(data, schema("results.schema.json"))
+    fuzz = data["implementations"][0]["fuzz"]
+    assert [entry["property"] for entry in fuzz] == [
+        "differential",
+        "chunking",
+        "whole",
+        "discipline",
+        "idempotence",
+        "conservation",
+    ]
+    assert all(entry["verdict"] == "PASS" and entry["examples"] >= 100 for entry in fuzz)
+    assert not (tmp_path / "found").exists()
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_the_corpus_does_not_catch_the_fuzz_targets(target):
+    cases = load_corpus([bundled_cases_dir()]).cases
+    run = run_implementation(connect(parse_impl(f"python:tests.fuzz_targets:{target}")), cases)
+    assert [r for r in run.results if not r.verdict.ok] == []
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_the_fuzzer_finds_shrinks_and_writes_each_bug(target, tmp_path: Path):
+    impl = f"python:tests.fuzz_targets:{target}"
+    reports = tmp_path / "reports"
+    result = cli(
+        "fuzz", "--impl", impl, "--seed", "7", "--database", "none", "--report-dir", str(reports)
+    )
+    assert result.returncode == 1, result.stdout + result.stderr
+    found = sorted((reports / "found").glob("*.yaml"))
+    assert found, result.stdout
+    # Shrunk: a handful of chunks, and characters (three blocks need about forty).
+    smallest = min(
+        (yaml.safe_load(path.read_text())["cases"][0]["chunks"] for path in found),
+        key=lambda chunks: sum(len(c["content"] or "") + len(c["reasoning"] or "") for c in chunks),
+    )
+    assert len(smallest) <= 6
+    assert sum(len(c["content"] or "") + len(c["reasoning"] or "") for c in smallest) <= 60
+    # Ready to commit: valid, complete, and it catches the bug in an ordinary run.
+    checked = cli("check", "--cases", str(reports / "found"))
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+    caught = cli(
+        "run",
+        "--impl",
+        impl,
+        "--cases",
+        str(reports / "found"),
+        "--report-dir",
+        str(tmp_path / "run"),
+    )
+    assert caught.returncode == 1, caught.stdout
+    reference = cli("run", "--cases", str(reports / "found"), "--report-dir", str(tmp_path / "ref"))
+    assert reference.returncode == 0, reference.stdout
+    data = json.loads((reports / "results.json").read_text())
+    failures = [
+        entry
+        for entry in data["implementations"][0]["fuzz"]
+        if entry["verdict"] == Verdict.FAIL.value
+    ]
+    assert failures and all(entry["counterexample"]["chunks"] for entry in failures)
+    assert all(Path(entry["case_file"]).exists() for entry in failures)
+
+
+def test_a_seed_replays_exactly(tmp_path: Path):
+    def fuzz(name: str) -> list[dict]:
+        cli(
+            "fuzz",
+            "--impl",
+            "python:tests.fuzz_targets:ThreePieces",
+            "--seed",
+            "11",
+            "--database",
+            "none",
+            "--property",
+            "chunking",
+            "--report-dir",
+            str(tmp_path / name),
+        )
+        data = json.loads((tmp_path / name / "results.json").read_text())
+        return [
+            {k: v for k, v in entry.items() if k not in ("seconds", "case_file")}
+            for entry in data["implementations"][0]["fuzz"]
+        ]
+
+    assert fuzz("a") == fuzz("b")
+
+
+def test_the_database_replays_known_failures_first(tmp_path: Path):
+    database = tmp_path / "db"
+
+    def examples(seed: str) -> int:
+        cli(
+            "fuzz",
+            "--impl",
+            "python:tests.fuzz_targets:NearMissClose",
+            "--seed",
+            seed,
+            "--database",
+            str(database),
+            "--property",
+            "whole",
+            "--report-dir",
+            str(tmp_path / seed),
+        )
+        data = json.loads((tmp_path / seed / "results.json").read_text())
+        entry = data["implementations"][0]["fuzz"][0]
+        assert entry["verdict"] == "FAIL"
+        return entry["examples"]
+
+    examples("7")
+    assert examples("8") <= 3
+
+
+def test_a_time_budget_runs_until_it_is_spent(tmp_path: Path):
+    result = cli(
+        "fuzz",
+        "--time",
+        "3",
+        "--property",
+        "differential",
+        "--database",
+        "none",
+        "--report-dir",
+        str(tmp_path),
+    )
+    assert result.returncode == 0
+    entry = json.loads((tmp_path / "results.json").read_text())["implementations"][0]["fuzz"][0]
+    assert entry["seconds"] >= 2.5
+    assert entry["examples"] > 500
+
+
+def test_whitespace_only_differences_are_non_strict():
+    from conformance._fuzz import Target, run_property
+
+    connection = connect(parse_impl("python:tests.broken_impls:TrimsWhitespace"))
+    result = run_property(
+        "differential", Target(connection, Options()), max_examples=300, seed=1, database=None
+    )
+    assert result.verdict == Verdict.NON_STRICT
+    assert result.reason.startswith("whitespace only")
