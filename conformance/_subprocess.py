@@ -231,6 +231,17 @@ class _Process:
         data = os.read(self.stdout, READ_SIZE)
         if not data:
             raise _EndOfOutput
+        if b"\n" not in data:
+            # Most of a long line: keep the piece, join once when the line ends (joining on
+            # every read would make long replies quadratic).
+            self.partial.append(data)
+            self.partial_size += len(data)
+            if self.partial_size > MAX_LINE_BYTES:
+                # Handed on as a line: whoever reads it reports it as unreadable.
+                self.lines.append(b"".join(self.partial)[:READ_SIZE])
+                self.partial.clear()
+                self.partial_size = 0
+            return True
         parts = data.split(b"\n")
         if self.partial:
             self.partial.append(parts[0])

@@ -25,7 +25,9 @@ CHECK = "--conformance-check"
 TIMEOUT = "--conformance-timeout"
 EXPECTATIONS = "--conformance-expectations"
 REPORT_DIR = "--conformance-report-dir"
+FUZZ = "--conformance-fuzz"
 RESULT_PROPERTY = "conformance_result"
+FUZZ_PROPERTY = "conformance_fuzz"
 
 _state_key = pytest.StashKey["_State"]()
 
@@ -75,6 +77,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="directory of expected-failure files <NAME>.yaml",
     )
     group.addoption(
+        FUZZ,
+        action="store_true",
+        help="also fuzz each implementation, one test per property; the Hypothesis profile "
+        "in force sets the budget (max_examples), determinism (derandomize) and database",
+    )
+    group.addoption(
         REPORT_DIR, default=None, metavar="DIR", help="also write the conformance reports here"
     )
     parser.addini(
@@ -114,6 +122,7 @@ class _State:
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "conformance: a conformance-suite case")
+    config.addinivalue_line("markers", "conformance_fuzz: a fuzzing property (--conformance-fuzz)")
     if not (config.getoption(IMPL) or config.getini("conformance_impl")):
         return
     from ._cases import bundled_cases_dir, load_corpus
@@ -165,6 +174,15 @@ def pytest_collection_modifyitems(
                 item.add_marker("conformance")
                 item.add_marker(_marker(case.category))
                 items.append(item)
+        if config.getoption(FUZZ):
+            from ._fuzz import PROPERTIES
+
+            for name in PROPERTIES:
+                fuzz_item = FuzzItem.from_parent(suite, name=f"fuzz[{name}]", label=spec.label,
+                                                 property_name=name)
+                fuzz_item.add_marker("conformance")
+                fuzz_item.add_marker("conformance_fuzz")
+                items.append(fuzz_item)
 
 
 class ConformanceSuite(pytest.Collector):
@@ -247,17 +265,83 @@ class ConformanceItem(pytest.Item):
         )
 
 
+class FuzzItem(pytest.Item):
+    """One fuzzing property against one implementation, under the Hypothesis profile."""
+
+    def __init__(self, *, label: str, property_name: str, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.label = label
+        self.property_name = property_name
+
+    def runtest(self) -> None:
+        import random
+
+        from hypothesis import settings
+
+        from ._fuzz import Target, run_property
+        from ._options import Options
+        from ._results import Verdict
+
+        state: _State = self.config.stash[_state_key]
+        connection = state.connection(self.label)
+        profile = settings.default
+        # A deterministic profile (`ci`) fixes the seed; otherwise each run explores anew.
+        seed = 0 if profile.derandomize else random.randrange(2**32)
+        result = run_property(
+            self.property_name,
+            Target(connection, Options.from_mapping(connection.info.options)),
+            max_examples=profile.max_examples,
+            seed=seed,
+            database=profile.database,
+            key=f"conformance/{self.label}/{self.property_name}".encode(),
+        )
+        self.user_properties.append((FUZZ_PROPERTY, json.dumps(
+            {"label": self.label, "info": connection.info.to_json(), "result": result.to_json()}
+        )))
+        if result.verdict == Verdict.NON_STRICT:
+            self.user_properties.append(("non_strict", result.reason))
+        elif not result.verdict.ok:
+            raise FuzzFailure(result)
+
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:
+        if not isinstance(excinfo.value, FuzzFailure):
+            return str(super().repr_failure(excinfo))
+        result = excinfo.value.result
+        lines = [f"{result.verdict.value}: property {result.property} after {result.examples} "
+                 f"examples (seed {result.seed})", f"reason: {result.reason}"]
+        example = result.counterexample or {}
+        if "chunks" in example:
+            lines.append(f"shrunk input: {json.dumps(example['chunks'], ensure_ascii=False)}")
+        for key in ("expected", "actual"):
+            if key in example:
+                lines.append(f"{key}: {json.dumps(example[key], ensure_ascii=False)}")
+        lines.append(f"replay: conformance fuzz --impl {self.label}=... --property "
+                     f"{result.property} --seed {result.seed} --database none")
+        return "\n".join(lines)
+
+    def reportinfo(self) -> tuple[str, int, str]:
+        return "conformance-fuzz", 0, f"{self.label}: fuzz {self.property_name}"
+
+
+class FuzzFailure(Exception):
+    def __init__(self, result: Any) -> None:
+        super().__init__(result.reason)
+        self.result = result
+
+
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:
     """Collect results on the controlling process (also under xdist) for the reports."""
     if report.when != "call" and not (report.when == "setup" and report.skipped):
         return
     for name, value in report.user_properties:
-        if name == RESULT_PROPERTY:
+        if name in (RESULT_PROPERTY, FUZZ_PROPERTY):
             data = json.loads(value)
-            _collected.setdefault(data["label"], (data["info"], []))[1].append(data["result"])
+            entry = _collected.setdefault(data["label"], (data["info"], [], []))
+            entry[1 if name == RESULT_PROPERTY else 2].append(data["result"])
 
 
-_collected: dict[str, tuple[dict[str, Any], list[dict[str, Any]]]] = {}
+#: Per implementation label: its info, its case results and its fuzz results (as JSON).
+_collected: dict[str, tuple[dict[str, Any], list[dict[str, Any]], list[dict[str, Any]]]] = {}
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
@@ -267,14 +351,16 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
     state.close()
     report_dir = session.config.getoption(REPORT_DIR)
     if report_dir and _collected and not hasattr(session.config, "workerinput"):
-        from ._results import CaseResult, ImplementationInfo, ImplementationRun
+        from ._results import CaseResult, FuzzResult, ImplementationInfo, ImplementationRun
         from ._runner import new_run
         from .reports import write_reports
 
         runs = [
             ImplementationRun(
-                ImplementationInfo(**info), [CaseResult.from_json(r) for r in results]
+                ImplementationInfo(**info),
+                [CaseResult.from_json(r) for r in results],
+                fuzz=[FuzzResult.from_json(r) for r in fuzz],
             )
-            for info, results in _collected.values()
+            for info, results, fuzz in _collected.values()
         ]
         write_reports(new_run(runs, {"source": "pytest"}), Path(report_dir))

@@ -88,12 +88,18 @@ def serve_handler(
 ) -> None:
     """Answer JSON lines from file descriptor `stdin` until `bye` or end of input."""
     out = stdout if stdout is not None else sys.stdout.buffer
-    pending = b""
+    pending: list[bytes] = []
     while True:
         data = os.read(stdin, 1 << 16)
         if not data:
             return
-        *lines, pending = (pending + data).split(b"\n")
+        if b"\n" not in data:
+            # Part of a long request: join once it ends, not on every read.
+            pending.append(data)
+            continue
+        *lines, rest = data.split(b"\n")
+        lines[0] = b"".join([*pending, lines[0]])
+        pending = [rest] if rest else []
         responses = []
         done = False
         for line in lines:

@@ -114,3 +114,26 @@ def test_usage_errors_are_reported(run):
     result = run("--conformance-impl", "reference", "--conformance-options", '{"matching": 1}')
     assert result.ret != 0
     result.stderr.fnmatch_lines(["*cannot be 1*"])
+
+
+def test_fuzzing_through_pytest(run, pytester: pytest.Pytester):
+    pytester.makeconftest(
+        "from hypothesis import settings\n"
+        "settings.register_profile('tiny', max_examples=300, derandomize=True, database=None)\n"
+        "settings.load_profile('tiny')\n"
+    )
+    reports = pytester.path / "reports"
+    result = run("--conformance-impl", "bug=python:tests.fuzz_targets:NativeFlushesCarry",
+                 "--conformance-fuzz", "-m", "conformance_fuzz",
+                 f"--conformance-report-dir={reports}")
+    assert result.ret == 1
+    outcomes = result.parseoutcomes()
+    assert outcomes["failed"] >= 1 and outcomes["failed"] + outcomes["passed"] == 6
+    result.stdout.fnmatch_lines(["*FAIL: property * examples (seed 0)*", "shrunk input: *"])
+    data = json.loads((reports / "results.json").read_text())
+    fuzz = data["implementations"][0]["fuzz"]
+    assert {entry["property"] for entry in fuzz} == {
+        "differential", "chunking", "whole", "discipline", "idempotence", "conservation"}
+    reference = run("--conformance-impl", "reference", "--conformance-fuzz", "-m",
+                    "conformance_fuzz")
+    assert reference.ret == 0
