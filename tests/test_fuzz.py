@@ -205,8 +205,9 @@ def test_a_time_budget_runs_until_it_is_spent(tmp_path: Path):
     )
     assert result.returncode == 0
     entry = json.loads((tmp_path / "results.json").read_text())["implementations"][0]["fuzz"][0]
+    # Slices of examples until the time is spent: at least 2.5 s, however fast the machine.
     assert entry["seconds"] >= 2.5
-    assert entry["examples"] > 500
+    assert entry["examples"] >= 250
 
 
 def test_whitespace_only_differences_are_non_strict():

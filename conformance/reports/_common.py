@@ -1,14 +1,16 @@
-"""What several reports need from a run: verdict order, declared options, cases as rows."""
+"""What several reports need from a run: verdict order, declared options, cases as rows,
+fuzzing results in reading order and the command that replays them."""
 
 from __future__ import annotations
 
 import json
+import shlex
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from .._options import DEFAULT, Options, OptionsError
-from .._results import CaseResult, Run, Verdict, worst
+from .._results import SEVERITY, CaseResult, FuzzResult, ImplementationRun, Run, Verdict, worst
 
 #: Column order of verdict counts: the enum's order, PASS first.
 VERDICTS = tuple(Verdict)
@@ -97,7 +99,101 @@ def format_selection(selection: Mapping[str, Any]) -> str:
     for name, value in selection.items():
         if value in (None, "", [], {}, ()):
             continue
+        if isinstance(value, Mapping):
+            # A fuzz run's selection is one group of settings: `fuzz (seed: 7; ...)`.
+            parts.append(f"{name} ({format_selection(value)})")
+            continue
         if isinstance(value, list | tuple):
             value = ", ".join(str(v) for v in value)
         parts.append(f"{name}: {value}")
     return "; ".join(parts) or "all cases"
+
+
+# --- fuzzing ---------------------------------------------------------------------------------
+
+#: Fuzzing properties whose counterexample a report shows, in this order: what breaks the
+#: run first, then the whitespace-only differences.
+FUZZ_PROBLEMS = (Verdict.FAIL, Verdict.ERROR, Verdict.TIMEOUT, Verdict.NON_STRICT)
+#: What to do with the case file the fuzzer wrote for a counterexample.
+CASE_FILE_HINT = "review it, then move it into cases/ to keep it"
+
+
+#: What the two sides of a counterexample's channels are, where they are not the reference's
+#: expectation and the implementation's answer: these properties compare two answers.
+_SIDES = {
+    "chunking": ("one chunking", "another chunking"),
+    "whole": ("stream", "whole form"),
+    "idempotence": ("answer", "answer normalized again"),
+}
+
+
+def diff_sides(prop: str) -> tuple[str, str]:
+    """Names of the `expected` and `actual` channels of a property's counterexample."""
+    return _SIDES.get(prop, ("expected", "actual"))
+
+
+def has_cases(run: Run) -> bool:
+    return any(implementation.results for implementation in run.implementations)
+
+
+def has_fuzz(run: Run) -> bool:
+    return any(implementation.fuzz for implementation in run.implementations)
+
+
+def fuzz_problems(run: Run) -> list[tuple[ImplementationRun, FuzzResult]]:
+    """Every property that did not simply pass, failures first, then implementation order."""
+    found = [
+        (implementation, result)
+        for implementation in run.implementations
+        for result in implementation.fuzz
+        if result.verdict in FUZZ_PROBLEMS
+    ]
+    return sorted(found, key=lambda pair: FUZZ_PROBLEMS.index(pair[1].verdict))
+
+
+def fuzz_rate(result: FuzzResult) -> str:
+    """Examples per second, as a whole number; a dash when the property took no time."""
+    return f"{result.examples / result.seconds:.0f}" if result.seconds > 0 else "-"
+
+
+def fuzz_counts(implementation: ImplementationRun) -> str:
+    """The verdicts of an implementation's properties, worst first: `1 FAIL, 5 PASS`."""
+    counts = {v: sum(r.verdict is v for r in implementation.fuzz) for v in SEVERITY}
+    return ", ".join(f"{n} {v.value}" for v, n in counts.items() if n)
+
+
+def _fuzz_selection(run: Run) -> Mapping[str, Any]:
+    """The settings `conformance fuzz` records in the run's selection, if it does."""
+    session = run.selection.get("fuzz")
+    return session if isinstance(session, Mapping) else {}
+
+
+def session_seed(run: Run, implementation: ImplementationRun) -> int:
+    """The seed a fuzzing session started from (properties on a time budget each move on
+    from it, and record the seed of the slice that failed)."""
+    seed = _fuzz_selection(run).get("seed")
+    if isinstance(seed, int):
+        return seed
+    return min((r.seed for r in implementation.fuzz), default=0)
+
+
+def replay_command(
+    run: Run, implementation: ImplementationRun, result: FuzzResult | None = None
+) -> str:
+    """The `conformance fuzz` command line that replays a session (or one property of it):
+    the same implementation, options and seed, without the example database."""
+    info = implementation.info
+    words = ["conformance", "fuzz", "--impl", info.spec]
+    differences = option_differences(info.options)
+    if differences:
+        words += ["--options", json.dumps(differences, ensure_ascii=False)]
+    if result is not None:
+        words += ["--property", result.property]
+    session = _fuzz_selection(run)
+    seed = result.seed if result is not None else session_seed(run, implementation)
+    # A time budget runs slices of examples, each seeded anew (the result's seed says which);
+    # only a count of examples replays as a count.
+    if session.get("max_examples") and not session.get("seconds"):
+        words += ["--max-examples", str(session["max_examples"])]
+    words += ["--seed", str(seed), "--database", "none"]
+    return shlex.join(words)

@@ -1,4 +1,5 @@
-"""report.html: one self-contained page comparing implementations case by case.
+"""report.html: one self-contained page comparing implementations case by case, and property
+by property when the run fuzzed (each counterexample in full, ahead of the cases).
 
 No network: the CSS and the script are inline and the page works with the script off
 (panels are <details>; only the view toggles need the script). Every piece of case text goes
@@ -7,20 +8,29 @@ through html.escape: the corpus is full of `<think>` and worse, and must show li
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from html import escape
 from itertools import groupby
 from operator import itemgetter
 from pathlib import Path
 
-from .._results import CaseResult, Run, Verdict
+from .._results import SEVERITY, CaseResult, FuzzResult, ImplementationRun, Run, Verdict
 from ._common import (
+    CASE_FILE_HINT,
     VERDICTS,
     CaseRow,
     case_rows,
+    diff_sides,
     format_options,
     format_selection,
+    fuzz_problems,
+    fuzz_rate,
+    has_cases,
+    has_fuzz,
     header_line,
+    replay_command,
+    session_seed,
 )
 from ._plain import CHANNELS, STRIP_HEAD, STRIP_TAIL, content_only
 from ._visible import ELIDED, END, NULL, opcodes, parts, printable, window
@@ -43,6 +53,8 @@ def render(run: Run) -> str:
     labels = [implementation.info.label for implementation in run.implementations]
     grouped = case_rows(run)
     total = sum(len(rows) for rows in grouped.values())
+    # A fuzzing session checks no cases: its page is the fuzzing section and the summary.
+    show_cases = has_cases(run) or not has_fuzz(run)
     body = [
         "<header>",
         "<h1>Conformance report</h1>",
@@ -50,19 +62,22 @@ def render(run: Run) -> str:
         f"{esc(format_selection(run.selection))}</p>",
         "</header>",
         "<main>",
-        '<section id="summary"><h2>Summary</h2>',
-        _summary(run),
-        "</section>",
-        '<section id="cases">',
-        f"<h2>Cases <small>({total})</small></h2>",
-        _controls(len(labels), total),
-        _legend(),
-        '<div class="matrix-wrap">',
-        _matrix(labels, grouped),
-        "</div>",
-        "</section>",
-        "</main>",
     ]
+    if has_fuzz(run):
+        body.append(_fuzzing(run, legend=not show_cases))
+    body += ['<section id="summary"><h2>Summary</h2>', _summary(run), "</section>"]
+    if show_cases:
+        body += [
+            '<section id="cases">',
+            f"<h2>Cases <small>({total})</small></h2>",
+            _controls(len(labels), total),
+            _legend(),
+            '<div class="matrix-wrap">',
+            _matrix(labels, grouped),
+            "</div>",
+            "</section>",
+        ]
+    body.append("</main>")
     return (
         "<!doctype html>\n"
         '<html lang="en">\n<head>\n<meta charset="utf-8">\n'
@@ -115,17 +130,24 @@ def badge(verdict: Verdict | None) -> str:
 
 
 def _summary(run: Run) -> str:
-    head = "".join(f"<th>{badge(v)}</th>" for v in VERDICTS)
+    cases = has_cases(run) or not has_fuzz(run)
+    verdicts = VERDICTS if cases else ()
+    head = "".join(f"<th>{badge(v)}</th>" for v in verdicts)
+    if has_fuzz(run):
+        head += "<th>fuzzing properties</th>"
+    columns = 5 + len(verdicts) + has_fuzz(run)
     rows = []
     for implementation in run.implementations:
         info = implementation.info
         summary = implementation.summary
-        counts = "".join(f'<td class="num">{summary[v.value] or ""}</td>' for v in VERDICTS)
+        counts = "".join(f'<td class="num">{summary[v.value] or ""}</td>' for v in verdicts)
+        if has_fuzz(run):
+            counts += f'<td class="fuzz-counts">{_fuzz_counts(implementation)}</td>'
         status = "ok" if implementation.ok else "not-ok"
         failure = ""
         if implementation.failure is not None:
             failure = (
-                f'<tr class="failure"><td colspan="{5 + len(VERDICTS)}">Could not run: '
+                f'<tr class="failure"><td colspan="{columns}">Could not run: '
                 f"<pre>{esc(printable(implementation.failure))}</pre></td></tr>"
             )
         rows.append(
@@ -140,6 +162,14 @@ def _summary(run: Run) -> str:
         f"<th>version</th><th>language</th><th>options (non-default)</th>{head}</tr></thead>"
         f"<tbody>{''.join(rows)}</tbody></table>"
     )
+
+
+def _fuzz_counts(implementation: ImplementationRun) -> str:
+    """Badges with counts, worst first; a dash for an implementation that was not fuzzed."""
+    counts = Counter(result.verdict for result in implementation.fuzz)
+    # A badge and its count never part across lines.
+    shown = [f"<span>{badge(v)}&nbsp;{counts[v]}</span>" for v in SEVERITY if counts[v]]
+    return " ".join(shown) or "&ndash;"
 
 
 def _controls(implementations: int, total: int) -> str:
@@ -157,18 +187,115 @@ def _controls(implementations: int, total: int) -> str:
     )
 
 
-def _legend() -> str:
+def _legend(about: str = "", verdicts: Sequence[Verdict] = VERDICTS) -> str:
+    """The verdicts and the whitespace symbols, after a sentence on what the cells show."""
     items = "".join(
-        f'<li>{badge(v)} <span class="meaning">{esc(_MEANING[v])}</span></li>' for v in VERDICTS
+        f'<li>{badge(v)} <span class="meaning">{esc(_MEANING[v])}</span></li>' for v in verdicts
+    )
+    about = about or (
+        "Each cell shows the worst verdict over the case's checks; click it for the input, the"
+        " expected and the actual channels of every check."
     )
     return (
         f'<ul class="legend">{items}</ul>'
-        '<p class="hint">Each cell shows the worst verdict over the case\'s checks; click it for'
-        " the input, the expected and the actual channels of every check. Whitespace is shown"
+        f'<p class="hint">{esc(about)} Whitespace is shown'
         f" as {vis(' ', end=False)} space, {vis(chr(9), end=False)} tab, <span class=ws>↵</span>"
         f" line feed, {vis(chr(13), end=False)} carriage return, <span class=ws>∎</span> end of"
         " text; other invisible characters as <span class=esc>\\uXXXX</span>.</p>"
     )
+
+
+# --- fuzzing ---------------------------------------------------------------------------------
+
+
+#: The verdicts a fuzzing property can have.
+_FUZZ_VERDICTS = (Verdict.PASS, Verdict.NON_STRICT, Verdict.FAIL, Verdict.ERROR)
+
+
+def _fuzzing(run: Run, *, legend: bool) -> str:
+    """Properties against implementations, then every counterexample in full, failures first."""
+    fuzzed = [implementation for implementation in run.implementations if implementation.fuzz]
+    properties = list(dict.fromkeys(r.property for i in fuzzed for r in i.fuzz))
+    problems = fuzz_problems(run)
+    anchors = {id(result): f"fuzz-{n}" for n, (_, result) in enumerate(problems, 1)}
+    # Properties as rows and implementations as columns, like the case matrix below.
+    head = "".join(f'<th scope="col"><code>{esc(i.info.label)}</code></th>' for i in fuzzed)
+    by_property = [{result.property: result for result in i.fuzz} for i in fuzzed]
+    rows = []
+    for name in properties:
+        cells = "".join(
+            _fuzz_cell(i.info.label, name, results.get(name), anchors)
+            for i, results in zip(fuzzed, by_property, strict=True)
+        )
+        rows.append(f'<tr class="fuzzed"><th scope="row"><code>{esc(name)}</code></th>{cells}</tr>')
+    replay = "\n".join(replay_command(run, i) for i in fuzzed)
+    seeds = ", ".join(sorted({str(session_seed(run, i)) for i in fuzzed}))
+    panels = "".join(
+        _fuzz_panel(run, implementation, result, anchors[id(result)])
+        for implementation, result in problems
+    )
+    about = (
+        "Each property was checked on generated inputs; a failing input is shrunk to a minimal"
+        " counterexample, shown below in full and written as a case file."
+    )
+    return (
+        '<section id="fuzzing"><h2>Fuzzing</h2>'
+        + (_legend(about, _FUZZ_VERDICTS) if legend else f'<p class="hint">{esc(about)}</p>')
+        + f'<table class="fuzz-grid"><thead><tr><th scope="col">property</th>{head}'
+        f"</tr></thead><tbody>{''.join(rows)}</tbody></table>"
+        f'<div class="label">Seed {esc(seeds)}. Replay the session exactly with:</div>'
+        f'<pre class="cmd">{esc(replay)}</pre>{panels}</section>'
+    )
+
+
+def _fuzz_cell(label: str, prop: str, result: FuzzResult | None, anchors: Mapping[int, str]) -> str:
+    data = f'data-impl="{attr(label)}" data-property="{attr(prop)}"'
+    if result is None:
+        return f'<td class="fz v-none" {data}>&ndash;</td>'
+    verdict = result.verdict.value
+    plural = "s" if result.examples != 1 else ""
+    rate = fuzz_rate(result)
+    link = ""
+    if id(result) in anchors:
+        what = "counterexample" if result.counterexample else "details"
+        link = f' <a href="#{anchors[id(result)]}">{what} &darr;</a>'
+    return (
+        f'<td class="fz v-{verdict}" {data} data-verdict="{verdict}"'
+        f' title="seed {result.seed}, {result.seconds:.2f} s">{badge(result.verdict)}{link}'
+        f'<div class="n">{result.examples} example{plural}'
+        f"{f' · {rate}/s' if rate != '-' else ''}</div></td>"
+    )
+
+
+def _fuzz_panel(
+    run: Run, implementation: ImplementationRun, result: FuzzResult, anchor: str
+) -> str:
+    example = result.counterexample or {}
+    reason = example.get("reason") or result.reason
+    out = [
+        f'<div class="fuzz-case check v-{result.verdict.value}" id="{attr(anchor)}"'
+        f' data-impl="{attr(implementation.info.label)}" data-property="{attr(result.property)}">',
+        f"<h3>{badge(result.verdict)} <code>{esc(implementation.info.label)}</code> · "
+        f"<code>{esc(result.property)}</code> <small>{result.examples}"
+        f" example{'s' if result.examples != 1 else ''} · seed {result.seed}</small></h3>",
+    ]
+    if reason:
+        out.append(f'<p class="reason">{esc(printable(reason))}</p>')
+    if example.get("chunks") is not None:
+        out.append(_chunks(example["chunks"]))
+    if example.get("expected") is not None or example.get("actual") is not None:
+        sides = diff_sides(result.property)
+        out.append(_channels(example.get("expected"), example.get("actual"), sides))
+    if result.case_file:
+        out.append(
+            f'<p class="case-file">Case file: <code>{esc(printable(result.case_file))}</code>'
+            f" &mdash; {esc(CASE_FILE_HINT)}.</p>"
+        )
+    replay = esc(replay_command(run, implementation, result))
+    out.append(
+        f'<div class="label">replay this property</div><pre class="cmd">{replay}</pre></div>'
+    )
+    return "".join(out)
 
 
 # --- matrix ----------------------------------------------------------------------------------
@@ -248,7 +375,7 @@ def _check(result: CaseResult) -> str:
         out.append(f'<p class="reason">{esc(printable(result.reason))}</p>')
     if result.chunks is not None:
         out.append(_chunks(result.chunks))
-    if result.expected is not None:
+    if result.expected is not None or result.actual is not None:
         out.append(_channels(result.expected, result.actual))
     if result.holdback:
         out.append(f"<p>Held back {result.holdback} characters more than the spec allows.</p>")
@@ -293,16 +420,22 @@ def _chunks(chunks: Sequence[Mapping[str, str | None]]) -> str:
     )
 
 
-def _channels(expected: Mapping[str, str], actual: Mapping[str, str] | None) -> str:
+def _channels(
+    expected: Mapping[str, str] | None,
+    actual: Mapping[str, str] | None,
+    sides: tuple[str, str] = ("expected", "actual"),
+) -> str:
+    """Both channels: expected against actual where both exist, else the side that does."""
     rows = []
     for channel in CHANNELS:
-        want = expected.get(channel, "")
-        if actual is None:
+        if expected is None or actual is None:
+            side, channels = (sides[0], expected) if expected is not None else (sides[1], actual)
+            text = (channels or {}).get(channel, "")
             rows.append(
-                f"<tr><th>{channel}</th><td>expected</td><td><pre>{_long(want)}</pre></td></tr>"
+                f"<tr><th>{channel}</th><td>{esc(side)}</td><td><pre>{_long(text)}</pre></td></tr>"
             )
             continue
-        got = actual.get(channel, "")
+        want, got = expected.get(channel, ""), actual.get(channel, "")
         if want == got:
             rows.append(
                 f'<tr class="same"><th>{channel}</th><td>same</td>'
@@ -311,9 +444,9 @@ def _channels(expected: Mapping[str, str], actual: Mapping[str, str] | None) -> 
             continue
         expected_html, actual_html = _window(want, got)
         rows.append(
-            f'<tr class="differs"><th rowspan="2">{channel}</th><td>expected</td>'
+            f'<tr class="differs"><th rowspan="2">{channel}</th><td>{esc(sides[0])}</td>'
             f"<td><pre>{expected_html}</pre></td></tr>"
-            f'<tr class="differs"><td>actual</td><td><pre>{actual_html}</pre></td></tr>'
+            f'<tr class="differs"><td>{esc(sides[1])}</td><td><pre>{actual_html}</pre></td></tr>'
         )
     return f'<table class="channels">{"".join(rows)}</table>'
 
@@ -425,6 +558,21 @@ margin-right:2px;background:#fff}
 .channels tr.differs th{color:var(--FAIL)}
 del{background:#ffc1bd;text-decoration:line-through}ins{background:#a8f0b8;text-decoration:none}
 [hidden]{display:none!important}
+#fuzzing .legend{margin-top:0}
+.fuzz-counts span{white-space:nowrap}
+.fuzz-grid td.fz{background:var(--b);min-width:12em}
+.fuzz-grid th[scope=row]{font-weight:normal}
+.fuzz-grid td.v-none{text-align:center;color:var(--muted)}
+.fuzz-grid .n{color:var(--muted);font-size:12px;white-space:nowrap}
+.fuzz-grid a{color:var(--c)}
+pre.cmd{background:var(--soft);border:1px solid var(--line);border-radius:4px;padding:4px 8px;
+margin:2px 0 10px;word-break:normal;overflow-wrap:anywhere}
+.fuzz-case{border:1px solid var(--line);border-left:4px solid var(--c);border-radius:4px;
+padding:6px 14px;margin:12px 0;max-width:80em}
+.fuzz-case h3{margin:2px 0 4px;font-size:14px}.fuzz-case h3 small{color:var(--muted);
+font-weight:normal}
+.fuzz-case:target{box-shadow:0 0 0 3px var(--b)}
+.case-file{margin:6px 0 2px}
 """
 
 _SCRIPT = """
@@ -446,13 +594,16 @@ _SCRIPT = """
     });
     shown.textContent = visible + " of " + rows.length + " cases shown";
   }
-  // A link can ask for a view: report.html#pruned, #problems or #pruned,problems.
-  var asked = location.hash.slice(1).split(",");
-  if (prune && asked.indexOf("pruned") >= 0) prune.checked = true;
-  if (asked.indexOf("problems") >= 0) problems.checked = true;
-  if (prune) prune.addEventListener("change", update);
-  problems.addEventListener("change", update);
-  update();
+  // A fuzzing session's page has no case matrix, so no view toggles.
+  if (problems) {
+    // A link can ask for a view: report.html#pruned, #problems or #pruned,problems.
+    var asked = location.hash.slice(1).split(",");
+    if (prune && asked.indexOf("pruned") >= 0) prune.checked = true;
+    if (asked.indexOf("problems") >= 0) problems.checked = true;
+    if (prune) prune.addEventListener("change", update);
+    problems.addEventListener("change", update);
+    update();
+  }
   // One panel at a time: an open panel covers the rows below it.
   document.addEventListener("toggle", function (event) {
     var opened = event.target;

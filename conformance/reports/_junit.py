@@ -1,7 +1,9 @@
-"""junit.xml: one <testsuite> per implementation, one <testcase> per (case, check), for CI UIs.
+"""junit.xml: one <testsuite> per implementation, one <testcase> per (case, check) and one per
+fuzzing property (`fuzz[<property>]`), for CI UIs.
 
 Mapping: FAIL and XPASS are failures, ERROR and TIMEOUT errors, SKIP skipped; XFAIL and
-NON_STRICT pass, with a note saying so.
+NON_STRICT pass, with a note saying so. A fuzzing failure carries its counterexample and the
+command that replays it.
 """
 
 from __future__ import annotations
@@ -10,9 +12,9 @@ import re
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
-from .._results import CaseResult, ImplementationRun, Run, Verdict
-from ._common import option_differences, option_value
-from ._plain import result_block
+from .._results import CaseResult, FuzzResult, ImplementationRun, Run, Verdict
+from ._common import option_differences, option_value, replay_command
+from ._plain import fuzz_block, result_block
 from ._visible import escape_char, one_line
 
 FILENAME = "junit.xml"
@@ -68,16 +70,23 @@ def _suite(run: Run, implementation: ImplementationRun) -> ET.Element:
         counts["errors"] += 1
     for result in implementation.results:
         suite.append(_testcase(info.label, result))
-        counts["tests"] += 1
-        if result.verdict in _FAILURE:
-            counts["failures"] += 1
-        elif result.verdict in _ERROR:
-            counts["errors"] += 1
-        elif result.verdict is Verdict.SKIP:
-            counts["skipped"] += 1
+        _count(counts, result.verdict)
+    for fuzz_result in implementation.fuzz:
+        suite.append(_fuzz_testcase(run, implementation, fuzz_result))
+        _count(counts, fuzz_result.verdict)
     for key, value in counts.items():
         suite.set(key, str(value))
     return suite
+
+
+def _count(counts: dict[str, int], verdict: Verdict) -> None:
+    counts["tests"] += 1
+    if verdict in _FAILURE:
+        counts["failures"] += 1
+    elif verdict in _ERROR:
+        counts["errors"] += 1
+    elif verdict is Verdict.SKIP:
+        counts["skipped"] += 1
 
 
 def _testcase(label: str, result: CaseResult) -> ET.Element:
@@ -103,6 +112,35 @@ def _testcase(label: str, result: CaseResult) -> ET.Element:
         properties = ET.SubElement(case, "properties")
         _property(properties, "verdict", verdict.value)
         _property(properties, "reason", one_line(result.reason))
+    return case
+
+
+def _fuzz_testcase(run: Run, implementation: ImplementationRun, result: FuzzResult) -> ET.Element:
+    """One fuzzing property as a test: `fuzz[<property>]`, the counterexample in the body."""
+    case = ET.Element(
+        "testcase",
+        classname=_safe(f"conformance.{implementation.info.label}.fuzz"),
+        name=_safe(f"fuzz[{result.property}]"),
+        time=f"{result.seconds:.3f}",
+    )
+    properties = ET.SubElement(case, "properties")
+    _property(properties, "examples", str(result.examples))
+    _property(properties, "seed", str(result.seed))
+    verdict = result.verdict
+    reason = (result.counterexample or {}).get("reason") or result.reason
+    message = _safe(one_line(f"{verdict.value}: {reason}" if reason else verdict.value))
+    body = _safe("\n".join(fuzz_block(result, replay_command(run, implementation, result))))
+    if verdict in _FAILURE or verdict in _ERROR:
+        tag = "failure" if verdict in _FAILURE else "error"
+        element = ET.SubElement(case, tag, message=message, type=verdict.value)
+        element.text = body
+    elif verdict is Verdict.SKIP:
+        ET.SubElement(case, "skipped", message=_safe(one_line(reason)))
+    elif verdict is not Verdict.PASS:
+        # NON_STRICT passes; the whitespace-only counterexample stays readable in the output.
+        _property(properties, "verdict", verdict.value)
+        _property(properties, "reason", one_line(reason))
+        ET.SubElement(case, "system-out").text = body
     return case
 
 

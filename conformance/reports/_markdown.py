@@ -1,7 +1,8 @@
 """report.md: the run for a pull-request comment or a CI step summary.
 
-Summary first, then per-category pass counts, then the problems with enough detail to act on
-without opening another file. Long runs stay readable: detailed entries are capped per
+Fuzzing first when the run fuzzed (each counterexample in full), then the summary, then
+per-category pass counts, then the problems with enough detail to act on without opening
+another file. Long runs stay readable: detailed entries are capped per
 implementation and the rest counted.
 """
 
@@ -13,9 +14,24 @@ from pathlib import Path
 
 from tabulate import tabulate
 
-from .._results import CaseResult, ImplementationRun, Run, Verdict
-from ._common import VERDICTS, case_rows, format_options, format_selection, header_line
-from ._plain import CHANNELS, chunk_lines, diff_lines, input_title
+from .._results import CaseResult, FuzzResult, ImplementationRun, Run, Verdict
+from ._common import (
+    CASE_FILE_HINT,
+    VERDICTS,
+    case_rows,
+    diff_sides,
+    format_options,
+    format_selection,
+    fuzz_counts,
+    fuzz_problems,
+    fuzz_rate,
+    has_cases,
+    has_fuzz,
+    header_line,
+    replay_command,
+    session_seed,
+)
+from ._plain import CHANNELS, channel_lines, chunk_lines, input_title
 from ._visible import one_line, printable, visible
 
 FILENAME = "report.md"
@@ -37,20 +53,24 @@ def render(run: Run, *, max_details: int = MAX_DETAILS) -> str:
         "# Conformance report",
         "",
         f"{header_line(run)} · selection: {text(format_selection(run.selection))}",
-        "",
-        "## Summary",
-        "",
-        _summary_table(run),
-        "",
-        "## Cases passed by category",
-        "",
-        "Cases in which every check passed (PASS or NON_STRICT), out of the cases with at least"
-        " one check that was not skipped.",
-        "",
-        _category_table(run),
     ]
+    if has_fuzz(run):
+        # A fuzzing failure is a minimal input ready to become a case: it leads.
+        out += ["", *_fuzzing(run)]
+    out += ["", "## Summary", "", _summary_table(run)]
+    if has_cases(run):
+        out += [
+            "",
+            "## Cases passed by category",
+            "",
+            "Cases in which every check passed (PASS or NON_STRICT), out of the cases with at"
+            " least one check that was not skipped.",
+            "",
+            _category_table(run),
+        ]
     for implementation in run.implementations:
-        out += ["", *_problems(implementation, max_details)]
+        if implementation.results or implementation.failure is not None or not implementation.fuzz:
+            out += ["", *_problems(implementation, max_details)]
     return "\n".join(out) + "\n"
 
 
@@ -61,6 +81,10 @@ def write(run: Run, directory: Path) -> Path:
 
 
 def _summary_table(run: Run) -> str:
+    if not run.implementations:
+        return "No implementation ran."
+    # A fuzzing session checks no cases: a row of empty case counts would say nothing.
+    cases = has_cases(run) or not has_fuzz(run)
     rows = []
     for implementation in run.implementations:
         info = implementation.info
@@ -69,22 +93,22 @@ def _summary_table(run: Run) -> str:
             status = "❌ could not run"
         else:
             status = "✅" if implementation.ok else "❌"
-        rows.append(
-            [
-                f"{status} {code(info.label)}",
-                cell(f"{info.name} {info.version}".strip()),
-                cell(info.language),
-                cell(format_options(info.options)),
-                *(summary[v.value] or "" for v in VERDICTS),
-            ]
-        )
-    headers = [
-        "implementation",
-        "name and version",
-        "language",
-        "options",
-        *(v.value for v in VERDICTS),
-    ]
+        row = [
+            f"{status} {code(info.label)}",
+            cell(f"{info.name} {info.version}".strip()),
+            cell(info.language),
+            cell(format_options(info.options)),
+        ]
+        if cases:
+            row += [summary[v.value] or "" for v in VERDICTS]
+        if has_fuzz(run):
+            row.append(fuzz_counts(implementation) or "-")
+        rows.append(row)
+    headers = ["implementation", "name and version", "language", "options"]
+    if cases:
+        headers += [v.value for v in VERDICTS]
+    if has_fuzz(run):
+        headers.append("fuzzing properties")
     return tabulate(rows, headers, tablefmt="github", disable_numparse=True)
 
 
@@ -119,7 +143,9 @@ def _problems(implementation: ImplementationRun, max_details: int) -> list[str]:
     out = [f"## {code(label)}: {count} problem{'s' if count != 1 else ''}"]
     if implementation.failure is not None:
         out += ["", "**Could not run:**", "", *fence(printable(implementation.failure))]
-    if not detailed and not xfails and not skips and implementation.failure is None:
+    if not implementation.results and implementation.failure is None:
+        out += ["", "No checks ran."]
+    elif not detailed and not xfails and not skips and implementation.failure is None:
         out += ["", "Every check passed."]
     for result in detailed[:max_details]:
         out += ["", *_detail(result)]
@@ -155,11 +181,7 @@ def _detail(result: CaseResult) -> list[str]:
         out += ["", text(title[:1].upper() + title[1:]) + ":", ""]
         out += fence("\n".join(chunk_lines(result.chunks)), "text")
     if result.expected is not None and result.actual is not None:
-        lines = []
-        for channel in CHANNELS:
-            lines += diff_lines(
-                channel, result.expected.get(channel, ""), result.actual.get(channel, "")
-            )
+        lines = channel_lines(result.expected, result.actual)
         out += ["", "Expected (`-`) and actual (`+`):", "", *fence("\n".join(lines), "diff")]
     elif result.expected is not None:
         lines = [f"{c}: {visible(result.expected.get(c, ''))}" for c in CHANNELS]
@@ -183,6 +205,82 @@ def _xfail_table(results: list[CaseResult]) -> str:
     if len(results) > MAX_DETAILS:
         table += f"\n\n*{len(results) - MAX_DETAILS} more not shown here; see results.json.*"
     return table
+
+
+# --- fuzzing -----------------------------------------------------------------------------------
+
+
+def _fuzzing(run: Run) -> list[str]:
+    """The properties as a table, then every counterexample in full, failures first."""
+    fuzzed = [implementation for implementation in run.implementations if implementation.fuzz]
+    out = [
+        "## Fuzzing",
+        "",
+        "Each property was checked on generated inputs; a failing input is shrunk to a minimal"
+        " counterexample and written as a case file.",
+        "",
+    ]
+    rows = [
+        [
+            code(implementation.info.label),
+            code(result.property),
+            f"{_ICONS.get(result.verdict, '✅')} {result.verdict.value}",
+            str(result.examples),
+            fuzz_rate(result),
+            str(result.seed),
+        ]
+        for implementation in fuzzed
+        for result in implementation.fuzz
+    ]
+    headers = ["implementation", "property", "verdict", "examples", "examples/s", "seed"]
+    out.append(tabulate(rows, headers, tablefmt="github", disable_numparse=True))
+    seeds = sorted({str(session_seed(run, i)) for i in fuzzed})
+    out += [
+        "",
+        f"Seed {', '.join(seeds)}. Replay the session exactly with:",
+        "",
+        *fence("\n".join(replay_command(run, i) for i in fuzzed), "sh"),
+    ]
+    for implementation, result in fuzz_problems(run):
+        out += ["", *_fuzz_detail(run, implementation, result)]
+    return out
+
+
+def _fuzz_detail(run: Run, implementation: ImplementationRun, result: FuzzResult) -> list[str]:
+    icon = _ICONS.get(result.verdict, "")
+    out = [
+        f"### {icon} {result.verdict.value} · {code(implementation.info.label)}"
+        f" · {code(result.property)}",
+    ]
+    example = result.counterexample or {}
+    reason = example.get("reason") or result.reason
+    if reason:
+        out += ["", text(one_line(reason, 1000))]
+    chunks = example.get("chunks")
+    if chunks is not None:
+        title = input_title(chunks)
+        out += ["", text(title[:1].upper() + title[1:]) + ":", ""]
+        out += fence("\n".join(chunk_lines(chunks)), "text")
+    expected, actual = example.get("expected"), example.get("actual")
+    minus, plus = diff_sides(result.property)
+    if expected is not None and actual is not None:
+        lines = channel_lines(expected, actual)
+        caption = f"{minus[:1].upper()}{minus[1:]} (`-`) and {plus} (`+`):"
+        out += ["", caption, "", *fence("\n".join(lines), "diff")]
+    elif expected is not None or actual is not None:
+        side, channels = (minus, expected) if expected is not None else (plus, actual)
+        lines = [f"{c}: {visible(channels.get(c, ''))}" for c in CHANNELS]
+        out += ["", f"{side[:1].upper()}{side[1:]}:", "", *fence("\n".join(lines), "text")]
+    if result.case_file:
+        out += ["", f"Case file: {code(result.case_file)} — {CASE_FILE_HINT}."]
+    out += [
+        "",
+        f"Seed {result.seed}, {result.examples} example{'s' if result.examples != 1 else ''}."
+        " Replay:",
+        "",
+        *fence(replay_command(run, implementation, result), "sh"),
+    ]
+    return out
 
 
 # --- Markdown escaping: case text is full of `<think>`, which GitHub would take as HTML.

@@ -1,4 +1,5 @@
-"""Plain-text blocks for one result: its input chunks and its channel diffs.
+"""Plain-text blocks for one result (of a case or a fuzzing property): its input chunks and
+its channel diffs.
 
 Markdown puts them in code fences, JUnit in failure bodies; both read best as fixed-width text.
 """
@@ -7,7 +8,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from .._results import CaseResult
+from .._results import CaseResult, FuzzResult
+from ._common import CASE_FILE_HINT, diff_sides
 from ._visible import ELIDED, END, NULL, SPLIT, printable, visible, window
 
 #: A stream of content-only chunks is one strip of text with `│` at each split; past this
@@ -83,16 +85,8 @@ def result_block(result: CaseResult) -> list[str]:
         lines.append(f"case: {result.case} {result.slug}: {result.title}")
     if result.chunks is not None:
         lines += ["", input_title(result.chunks) + ":", *chunk_lines(result.chunks)]
-    if result.expected is not None and result.actual is not None:
-        lines.append("")
-        for channel in CHANNELS:
-            lines += diff_lines(
-                channel, result.expected.get(channel, ""), result.actual.get(channel, "")
-            )
-    elif result.expected is not None:
-        lines += ["", "expected:"]
-        for channel in CHANNELS:
-            lines += _hanging(f"  {channel:<9}  ", visible(result.expected.get(channel, "")))
+    if result.expected is not None or result.actual is not None:
+        lines += ["", *channel_lines(result.expected, result.actual)]
     if result.holdback:
         lines += ["", f"held back {result.holdback} characters more than the spec allows"]
     if result.expectation:
@@ -103,6 +97,46 @@ def result_block(result: CaseResult) -> list[str]:
     if result.stderr:
         lines += ["", "stderr (last lines):", *printable(result.stderr).splitlines()]
     return lines
+
+
+def channel_lines(
+    expected: Mapping[str, str] | None,
+    actual: Mapping[str, str] | None,
+    sides: tuple[str, str] = ("expected", "actual"),
+) -> list[str]:
+    """Both channels: a diff of each when both sides exist, else the side that does."""
+    if expected is not None and actual is not None:
+        lines: list[str] = []
+        if sides != ("expected", "actual"):
+            lines.append(f"- {sides[0]}, + {sides[1]}")
+        for channel in CHANNELS:
+            lines += diff_lines(channel, expected.get(channel, ""), actual.get(channel, ""))
+        return lines
+    for side, channels in zip(sides, (expected, actual), strict=True):
+        if channels is not None:
+            lines = [f"{side}:"]
+            for channel in CHANNELS:
+                lines += _hanging(f"  {channel:<9}  ", visible(channels.get(channel, "")))
+            return lines
+    return []
+
+
+def fuzz_block(result: FuzzResult, replay: str) -> list[str]:
+    """Everything about one fuzzing property that did not pass, as plain text lines."""
+    example = result.counterexample or {}
+    reason = printable(example.get("reason") or result.reason)
+    lines = [f"{result.verdict.value}: {reason}" if reason else result.verdict.value]
+    lines.append(f"property: {result.property}, {result.examples} examples, seed {result.seed}")
+    chunks = example.get("chunks")
+    if chunks is not None:
+        lines += ["", input_title(chunks) + ":", *chunk_lines(chunks)]
+    sides = diff_sides(result.property)
+    channels = channel_lines(example.get("expected"), example.get("actual"), sides)
+    if channels:
+        lines += ["", *channels]
+    if result.case_file:
+        lines += ["", f"case file: {printable(result.case_file)} ({CASE_FILE_HINT})"]
+    return [*lines, "", f"replay: {replay}"]
 
 
 def _hanging(head: str, text: str) -> list[str]:
