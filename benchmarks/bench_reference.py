@@ -2,7 +2,8 @@
 
     python benchmarks/bench_reference.py [--quick]
 
-- MB/s on a 10 MB realistic mixed document (prose, code, blocks, near-misses) fed in 1-char,
+- MB/s on a 10 MB realistic mixed document (prose, code, blocks, near-misses; the document
+  `conformance bench` uses, from conformance/_document.py) fed in 1-char,
   4-char (token-like) and 4 KB chunks; chunks per second for the token-sized chunks;
 - time for 1, 10 and 100 MB (4 KB chunks): the ratios show whether growth is linear;
 - pathological inputs (1 MB of `<`, of `<thi` repeated, of unclosed opens) in one chunk and
@@ -13,42 +14,15 @@ from __future__ import annotations
 
 import argparse
 import platform
-import random
 import time
-from collections.abc import Iterator
 
+from conformance._document import cut
+from conformance._document import realistic_document as document
 from conformance.reference import Normalizer
 
-PARAGRAPHS = [
-    "The answer depends on how the stream is split; a normalizer must not care. ",
-    "In Rust, Vec<T> and HashMap<K, V> are generic; in C++ std::vector<int> is too. ",
-    "If a < b and b > c then nothing follows about a and c. ",
-    '<div class="note"><p>HTML is not a delimiter.</p></div> ',
-    "The <thinker> and the <think-tank> are not tags of ours, nor is &lt;think&gt;. ",
-    "```python\nif x<3 and y>2:\n    print(x << 2)\n```\n",
-    "Unicode: caf\u00e9, \u05e9\u05dc\u05d5\u05dd, \U0001f600, e\u0301. ",
-]
-BLOCKS = [
-    "<think>Let me work through this step by step. First, the premise.</think>",
-    "<thinking>Consider the alternatives: A < B, so B wins.</thinking>",
-]
 
-
-def document(size: int, seed: int = 7) -> str:
-    """Tag-sparse realistic text: about one block per 4 KB."""
-    rng = random.Random(seed)
-    parts: list[str] = []
-    total = 0
-    while total < size:
-        piece = rng.choice(BLOCKS) if rng.random() < 0.02 else rng.choice(PARAGRAPHS)
-        parts.append(piece)
-        total += len(piece)
-    return "".join(parts)[:size]
-
-
-def chunks(text: str, size: int) -> Iterator[dict[str, str]]:
-    for start in range(0, len(text), size):
-        yield {"content": text[start : start + size]}
+def chunks(text: str, size: int) -> list[dict[str, str]]:
+    return [{"content": piece} for piece in cut(text, size)]
 
 
 def feed_all(text: str, size: int) -> float:

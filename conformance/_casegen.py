@@ -18,14 +18,18 @@ from ._options import DEFAULT, Options
 ID_ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"
 
 
-def new_case_id(taken: Iterable[str], rng: random.Random | None = None) -> str:
-    """A random four-character ID that is not in `taken` (corpus IDs and retired IDs)."""
+def new_case_id(
+    taken: Iterable[str], rng: random.Random | None = None, *, first: str = ID_ALPHABET
+) -> str:
+    """A random four-character ID that is not in `taken` (corpus IDs and retired IDs).
+    `first` narrows the first character, giving a source of cases its own namespace."""
     used = set(taken)
     rng = rng or random.Random()
-    while True:
-        candidate = "".join(rng.choice(ID_ALPHABET) for _ in range(4))
+    for _ in range(100_000):
+        candidate = rng.choice(first) + "".join(rng.choice(ID_ALPHABET) for _ in range(3))
         if candidate not in used:
             return candidate
+    raise ValueError(f"no free case ID starting with one of {first!r}")
 
 
 def _as_case(raw: Mapping[str, Any], category: str) -> Case:
@@ -78,6 +82,36 @@ def expectations_for(
     if not raw["variants"]:
         del raw["variants"]
     return {key: raw[key] for key in ("expected", "whole", "variants") if key in raw}
+
+
+def guess_taxonomy(chunks: Sequence[Mapping[str, Any]], options: Options = DEFAULT) -> str:
+    """A first guess at the taxonomy entry of a new input, for the reviewer to confirm."""
+    grammar = options.grammar
+    content = "".join(c.get("content") or "" for c in chunks)
+    matches = list(grammar.delimiter.finditer(content))
+    if any(c.get("reasoning") for c in chunks):
+        return "NATIVE.with-tags" if matches else "NATIVE.only"
+    bounds: list[int] = []
+    position = 0
+    for chunk in chunks:
+        position += len(chunk.get("content") or "")
+        bounds.append(position)
+    for match in matches:
+        inside = [b for b in bounds if match.start() < b < match.end()]
+        if len(inside) >= 2:
+            return "SPLIT.many-pieces"
+        if inside:
+            return "SPLIT.close" if match.group("close") is not None else "SPLIT.open"
+    if grammar.holdback_start(content) < len(content):
+        return "FLUSH.partial-open"
+    if not matches:
+        return "TEXT.near-miss" if any(s in content for s in grammar.starts) else "PLAIN.text"
+    if matches[0].group("close") is not None:
+        return "ORPHAN.close"
+    opens = [m for m in matches if m.group("close") is None]
+    if len(opens) >= 2:
+        return "BLOCK.multiple"
+    return "BLOCK.inline" if len(opens) < len(matches) else "BLOCK.unclosed"
 
 
 def _channels(case: Case, options: Options) -> dict[str, Any]:

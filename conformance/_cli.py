@@ -637,6 +637,7 @@ def serve(
 )
 @click.option("--extra", metavar="JSON", help="Fields merged into the request body.")
 @click.option("--key-in-query", is_flag=True, help="Gemini: send the key as ?key= in the URL.")
+@click.option("--note", help="What to say about the server in the provenance (version, flags).")
 @click.option("--force", is_flag=True, help="Replace --out if it exists.")
 def record(
     provider: str,
@@ -649,6 +650,7 @@ def record(
     headers: tuple[str, ...],
     extra: str | None,
     key_in_query: bool,
+    note: str | None,
     force: bool,
 ) -> None:
     """Send one real request and record it as a cassette, with secrets scrubbed.
@@ -686,6 +688,7 @@ def record(
         parsed_headers,
         fields,
         key_in_query,
+        note,
     )
     try:
         record_cassette(recording, out, force=force)
@@ -872,10 +875,11 @@ def replay(
 @click.option(
     "--bench",
     "bench_mode",
-    type=click.Choice(["quick", "full", "none"]),
-    default="quick",
+    type=click.Choice(["small", "quick", "full", "none"]),
+    default="small",
     show_default=True,
-    help="Speed measurements: `conformance bench` --quick, its full sizes, or none.",
+    help="Speed measurements: a 20 KB document, `conformance bench --quick` (100 KB), its "
+    "full sizes (1 MB), or none.",
 )
 @click.option(
     "--timeout",
@@ -906,14 +910,14 @@ def matrix(
     regressed or improved (FAIL or XPASS), 2 for a usage error.
     """
     from ._bench import FULL, QUICK
-    from ._matrix import MatrixSettings, run_matrix
+    from ._matrix import SMALL, MatrixSettings, run_matrix
     from .errors import ConformanceError
 
     settings = MatrixSettings(
         report_dir=report_dir,
         docs=None if no_docs else docs,
         only=only,
-        bench={"quick": QUICK, "full": FULL, "none": None}[bench_mode],
+        bench={"small": SMALL, "quick": QUICK, "full": FULL, "none": None}[bench_mode],
         timeout=timeout,
         update_expectations=update_expectations,
     )

@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 from hypothesis.database import ExampleDatabase
 
 from . import strategies as cs
-from ._casegen import expectations_for, new_case_id, render_case_file
+from ._casegen import expectations_for, guess_taxonomy, new_case_id, render_case_file
 from ._cases import Channels, Chunk
 from ._check import unaccounted
 from ._connections import Connection, Reply, StreamRequest, WholeRequest
@@ -342,34 +342,6 @@ def run_property(
         slice_seed += 1
 
 
-def classify(chunks: Sequence[Mapping[str, Any]], options: Options) -> str:
-    """The taxonomy entry a found input most likely belongs to."""
-    grammar = options.grammar
-    content = _content(chunks) or ""
-    if any(c.get("reasoning") for c in chunks):
-        return "NATIVE.interleaved"
-    bounds: list[int] = []
-    position = 0
-    for chunk in chunks:
-        position += len(chunk.get("content") or "")
-        bounds.append(position)
-    for match in grammar.delimiter.finditer(content):
-        inside = [b for b in bounds if match.start() < b < match.end()]
-        if len(inside) >= 2:
-            return "SPLIT.many-pieces"
-        if inside:
-            return "SPLIT.close" if match.group("close") is not None else "SPLIT.open"
-    if grammar.holdback_start(content) < len(content):
-        return "FLUSH.partial-open"
-    matches = list(grammar.delimiter.finditer(content))
-    if matches and matches[0].group("close") is not None:
-        return "ORPHAN.close"
-    opens = [m for m in matches if m.group("close") is None]
-    if len(opens) >= 2:
-        return "BLOCK.multiple"
-    return "BLOCK.inline" if opens else "TEXT.near-miss"
-
-
 def found_case(
     result: FuzzResult, label: str, spec: str, options: Options, taken: Iterable[str]
 ) -> tuple[str, str]:
@@ -385,7 +357,7 @@ def found_case(
         "id": case_id,
         "slug": f"fuzz-{result.property}-{case_id.lower()}",
         "title": f"Found by the {result.property} property against {label}"[:90],
-        "taxonomy": classify(chunks, options),
+        "taxonomy": guess_taxonomy(chunks, options),
         "level": "must",
         "chunks": chunks,
         **expectations_for(chunks, extra),

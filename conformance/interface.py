@@ -17,7 +17,7 @@ Metadata and declared options come from the factory's `conformance` attribute, w
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, Protocol, TypeVar, runtime_checkable
 
 Chunk = Mapping[str, Any]
@@ -47,8 +47,14 @@ def implementation(
     version: str = "unknown",
     language: str = "python",
     options: Mapping[str, Any] | None = None,
+    capabilities: Sequence[str] = (),
 ) -> Callable[[F], F]:
-    """Attach metadata and declared options to a factory."""
+    """Attach metadata and declared options to a factory.
+
+    `capabilities=["http"]` marks a client that makes its own HTTP requests: it is called
+    with a `conformance.cassettes.HttpCall` instead of being fed chunks, and checked with
+    `conformance replay` (docs/cassettes.md).
+    """
 
     def attach(factory: F) -> F:
         factory.conformance = {  # type: ignore[attr-defined]
@@ -56,6 +62,7 @@ def implementation(
             "version": version,
             "language": language,
             "options": dict(options or {}),
+            "capabilities": list(capabilities),
         }
         return factory
 
@@ -70,6 +77,7 @@ def metadata(factory: Callable[..., Any]) -> dict[str, Any]:
         "version": declared.get("version", "unknown"),
         "language": declared.get("language", "python"),
         "options": dict(declared.get("options", {})),
+        "capabilities": list(declared.get("capabilities", [])),
     }
 
 

@@ -7,7 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from conformance._cases import Channels
-from conformance._check import _unaccounted
+from conformance._check import unaccounted
 from conformance._options import CHOICES, Options, OptionsError, enumerated_profiles
 from conformance.reference import Normalizer, join, normalize_stream, normalize_whole
 
@@ -233,7 +233,7 @@ def test_conservation(chunks, options):
     may_drop = options.unclosed_at_end == "drop" or (
         options.native_with_tags == "native_only" and bool(reasoning)
     )
-    assert _unaccounted(kept, reasoning, Channels(**out), may_drop) is None
+    assert unaccounted(kept, reasoning, Channels(**out), may_drop) is None
 
 
 def test_every_option_value_is_exercised():

@@ -539,6 +539,18 @@ def test_smoke_notes_differences_from_the_reference_without_failing() -> None:
     )
 
 
+def test_smoke_catches_state_kept_between_streams() -> None:
+    with fake("stateful") as connection:
+        results = {r.name: r for r in smoke(connection)}
+    assert results["unclosed block"].ok
+    assert not results["fresh state"].ok
+    assert results["fresh state"].message == (
+        "assistant='' thinking='Hello, world.', but the same stream gave "
+        "assistant='Hello, world.' thinking='' before: state carried over from the previous "
+        "stream (each stream request must start from a fresh normalizer)"
+    )
+
+
 def conformance(*args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "conformance", *args],

@@ -20,6 +20,8 @@ reasoning to the thinking channel, the final delta is empty. Modes change that:
     slow S               sleeps S seconds per request
     error                answers {"id", "error"}
     unsupported-whole    answers {"id", "unsupported"} to whole requests
+    stateful             keeps state across streams: after a stream that opened <think> and
+                         did not close it, all later content goes to thinking
     no-hello             exits with status 1 at start, before reading anything
     bad-hello            answers hello with protocol 2
     garbage-hello        answers hello with a line that is not JSON
@@ -85,10 +87,31 @@ def answer(request: dict[str, Any], modes: dict[str, str | None]) -> str:
         return json.dumps({"id": ident, **delta(request["content"], request["reasoning"], modes)})
     if request["op"] != "stream":
         return json.dumps({"id": ident, "unsupported": f"unknown op {request['op']!r}"})
+    if "stateful" in modes:
+        return stateful(ident, request["chunks"])
     deltas = [delta(c["content"], c["reasoning"], modes) for c in request["chunks"]]
     deltas.append(delta(None, None, modes))
     if "wrong-count" in modes:
         deltas.pop()
+    return json.dumps({"id": ident, "deltas": deltas})
+
+
+#: The state `stateful` wrongly keeps between streams.
+inside_block = False
+
+
+def stateful(ident: str, chunks: list[dict[str, Any]]) -> str:
+    global inside_block
+    deltas = []
+    for chunk in chunks:
+        content = chunk["content"] or ""
+        if inside_block:
+            deltas.append({"assistant": "", "thinking": content})
+        else:
+            deltas.append({"assistant": content, "thinking": ""})
+        if "<think>" in content and "</think>" not in content:
+            inside_block = True
+    deltas.append({"assistant": "", "thinking": ""})
     return json.dumps({"id": ident, "deltas": deltas})
 
 

@@ -1,0 +1,110 @@
+"""LiteLLM: its two reasoning splitters, the response conversion and the Ollama stream parser.
+
+    conformance run --impl litellm=python:conformance.adapters.litellm:ChatCompletion
+    conformance run --impl litellm-ollama=python:conformance.adapters.litellm:OllamaChat
+
+`ChatCompletion` is the conversion every non-streamed OpenAI-compatible response goes through
+(`convert_to_model_response_object`): a `reasoning_content` (or `reasoning`) key is taken as
+the reasoning and the content left alone; without one, a block at the very start of the
+content is split off by a regular expression. LiteLLM's OpenAI-compatible streaming passes
+content through without looking at tags, so this variant has no streaming path of its own: a
+stream is converted once it ends, and every stream check reports what that holds back.
+
+`OllamaChat` is `OllamaChatCompletionResponseIterator.chunk_parser`, the parser LiteLLM runs
+on each chunk of an Ollama `/api/chat` stream: native reasoning arrives in Ollama's `thinking`
+field, and content is routed by whether the chunk contains `<think>` or `</think>`. Its whole
+form is the same parser on a one-chunk stream.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+# LiteLLM fetches its model price list from the network on import unless told to use the copy
+# it ships; splitting reasoning needs neither.
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+
+from litellm.litellm_core_utils.llm_response_utils.convert_dict_to_response import (
+    convert_to_model_response_object,
+)
+from litellm.llms.ollama.chat.transformation import (
+    OllamaChatCompletionResponseIterator,
+)
+from litellm.types.utils import ModelResponse
+
+from ..interface import Chunk, Delta, implementation
+from ._common import delta, installed_version
+
+VERSION = installed_version("litellm")
+
+
+def _convert(content: str | None, reasoning: str | None) -> Delta:
+    message: dict[str, Any] = {"role": "assistant", "content": content}
+    if reasoning is not None:
+        message["reasoning_content"] = reasoning
+    response = convert_to_model_response_object(
+        response_object={
+            "id": "conformance",
+            "object": "chat.completion",
+            "created": 0,
+            "model": "conformance",
+            "choices": [{"index": 0, "finish_reason": "stop", "message": message}],
+        },
+        model_response_object=ModelResponse(),
+    )
+    converted = response.choices[0].message
+    return delta(converted.content, getattr(converted, "reasoning_content", None))
+
+
+@implementation(name="litellm", version=VERSION, options={"native_with_tags": "native_only"})
+class ChatCompletion:
+    """One message through LiteLLM's non-streaming response conversion."""
+
+    def __init__(self) -> None:
+        self._content: list[str] = []
+        self._reasoning: list[str] = []
+
+    def feed(self, chunk: Chunk) -> Delta:
+        # Nothing is split before the message is complete (see the module's docstring).
+        if chunk.get("content"):
+            self._content.append(chunk["content"])
+        if chunk.get("reasoning"):
+            self._reasoning.append(chunk["reasoning"])
+        return delta()
+
+    def finish(self) -> Delta:
+        content = "".join(self._content) if self._content else None
+        return _convert(content, "".join(self._reasoning) or None)
+
+    def whole(self, content: str | None, reasoning: str | None) -> Delta:
+        return _convert(content, reasoning)
+
+
+@implementation(
+    name="litellm (ollama_chat stream)", version=VERSION, options={"native_with_tags": "merge"}
+)
+class OllamaChat:
+    """One stream through LiteLLM's Ollama chat stream parser."""
+
+    def __init__(self) -> None:
+        self._parser = OllamaChatCompletionResponseIterator(
+            streaming_response=iter(()), sync_stream=True
+        )
+
+    def _parse(self, content: str | None, reasoning: str | None, *, done: bool) -> Delta:
+        message: dict[str, Any] = {"role": "assistant", "content": content or ""}
+        if reasoning is not None:
+            message["thinking"] = reasoning
+        parsed = self._parser.chunk_parser(
+            {"model": "conformance", "message": message, "done": done}
+        )
+        choice = parsed.choices[0].delta
+        return delta(choice.content, getattr(choice, "reasoning_content", None))
+
+    def feed(self, chunk: Chunk) -> Delta:
+        return self._parse(chunk.get("content"), chunk.get("reasoning"), done=False)
+
+    def finish(self) -> Delta:
+        # Ollama ends a stream with an empty message marked done.
+        return self._parse(None, None, done=True)

@@ -1,0 +1,209 @@
+"""The adapters of public normalizers: each runs, reports the installed library's version, and
+shows the library's known behaviour on a few inputs (research/peer-policies.md). An adapter
+whose library is not installed here is skipped, with the command that installs it."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+
+import pytest
+
+from conformance._cases import Chunk, bundled_cases_dir, load_corpus
+from conformance._connections import Connection, StreamRequest, WholeRequest
+from conformance._expectations import load_expected_failures
+from conformance._impls import connect, parse_impl
+from conformance._runner import run_implementation
+from conformance.adapters import ADAPTERS, EXPECTATIONS_DIR, NODE_DIR, Adapter, adapter
+from conformance.adapters._common import installed_version
+
+# The libraries warn about their own internals on import (pydantic schemas, torch); not ours.
+pytestmark = pytest.mark.filterwarnings("ignore::UserWarning", "ignore::DeprecationWarning")
+
+#: The distribution whose version each Python adapter reports.
+DISTRIBUTIONS = {
+    "pydantic-ai": ("pydantic-ai-slim", "pydantic-ai"),
+    "litellm": ("litellm",),
+    "litellm-ollama": ("litellm",),
+    "sglang-deepseek-r1": ("sglang",),
+    "sglang-qwen3": ("sglang",),
+    "vllm-deepseek-r1": ("vllm",),
+    "vllm-qwen3": ("vllm",),
+    "transformers-qwen3": ("transformers",),
+    "transformers-qwen3.5": ("transformers",),
+}
+
+SPLIT_CLOSE = ("<think>abc</thi", "nk>Final")
+ORPHAN = ("...done</think>answer",)
+PARTIAL_AT_END = ("answer: <th",)
+TWO_BLOCKS = ("a<think>r1</think>b<think>r2</think>c",)
+
+#: label -> (kind, input, (assistant, thinking)): what the library does today, right or wrong.
+#: Kind "stream" sends the content chunks; "whole" sends one message (content, reasoning).
+KNOWN: dict[str, list[tuple[str, tuple[str | None, ...], tuple[str, str]]]] = {
+    "pydantic-ai": [
+        # Tags are recognised only as whole deltas (pydantic/pydantic-ai#3007).
+        ("stream", ("<think>", "abc", "</think>", "Final"), ("Final", "abc")),
+        ("stream", SPLIT_CLOSE, ("<think>abc</think>Final", "")),
+        # The non-streaming split shows an unclosed block's body as text.
+        ("whole", ("<think>abc", None), ("abc", "")),
+        ("whole", ("x", "plan"), ("x", "plan")),
+    ],
+    "litellm": [
+        ("whole", ("<think>abc</think>Final", None), ("Final", "abc")),
+        # Only a block at the very start is split off (re.match).
+        ("whole", ("pre<think>a</think>b", None), ("pre<think>a</think>b", "")),
+        # With a reasoning field present, the content is not parsed.
+        ("whole", ("<think>a</think>b", "R"), ("<think>a</think>b", "R")),
+    ],
+    "litellm-ollama": [
+        # Per-chunk `in` checks, nothing held back.
+        ("stream", SPLIT_CLOSE, ("nk>Final", "abc</thi")),
+        # Both tags in one chunk: the chunk goes to the content (BerriAI/litellm#14121).
+        ("stream", ("<think>abc</think>Final",), ("abcFinal", "")),
+    ],
+    "sglang-deepseek-r1": [
+        ("stream", ORPHAN, ("answer", "...done")),
+        ("stream", SPLIT_CLOSE, ("Final", "abc")),
+        ("whole", (TWO_BLOCKS[0], None), ("b<think>r2</think>c", "a<think>r1")),
+    ],
+    "sglang-qwen3": [
+        ("stream", ORPHAN, ("...done</think>answer", "")),
+        ("stream", SPLIT_CLOSE, ("Final", "abc")),
+    ],
+    "vllm-deepseek-r1": [
+        # Token IDs: a close tag split across chunks is not the close token.
+        ("stream", SPLIT_CLOSE, ("", "<think>abc</think>Final")),
+        ("stream", ORPHAN, ("answer", "...done")),
+        # Text before <think> is dropped (vllm-project/vllm#50901).
+        ("whole", ("a<think>b</think>c", None), ("c", "b")),
+    ],
+    "vllm-qwen3": [
+        ("stream", SPLIT_CLOSE, ("", "abc</think>Final")),
+        ("stream", PARTIAL_AT_END, ("", "answer: <th")),
+    ],
+    "transformers-qwen3": [
+        ("stream", TWO_BLOCKS, ("abc", "r1r2")),
+        # parse_response keeps the last region of each field.
+        ("whole", (TWO_BLOCKS[0], None), ("c", "r2")),
+        ("stream", SPLIT_CLOSE, ("Final", "abc")),
+    ],
+    "transformers-qwen3.5": [
+        ("stream", ORPHAN, ("answer", "...done")),
+        ("stream", ("<think>abc",), ("", "<think>abc")),
+    ],
+    "vercel-ai": [
+        ("stream", SPLIT_CLOSE, ("Final", "abc")),
+        # No flush(): a partial tag held at the end is lost (vercel/ai#15583).
+        ("stream", PARTIAL_AT_END, ("answer: ", "")),
+        ("stream", ORPHAN, ("...done</think>answer", "")),
+        # generate: the regular expression needs a closing tag.
+        ("whole", ("<think>abc", None), ("<think>abc", "")),
+    ],
+    "vercel-ai-start-with-reasoning": [
+        ("stream", ORPHAN, ("answer", "...done")),
+        ("stream", ("plain text",), ("", "plain text")),
+    ],
+}
+
+
+def available(candidate: Adapter) -> Adapter:
+    reason = candidate.unavailable()
+    if reason is not None:
+        pytest.skip(reason)
+    return candidate
+
+
+@pytest.fixture(params=[a.label for a in ADAPTERS])
+def live(request: pytest.FixtureRequest) -> Iterator[tuple[Adapter, Connection]]:
+    candidate = available(adapter(request.param))
+    connection = connect(parse_impl(f"{candidate.label}={candidate.spec}"), timeout=30)
+    yield candidate, connection
+    connection.close()
+
+
+def expected_version(candidate: Adapter) -> str:
+    if candidate.language == "typescript":
+        return json.loads((NODE_DIR / "node_modules" / "ai" / "package.json").read_text())[
+            "version"
+        ]
+    return installed_version(*DISTRIBUTIONS[candidate.label])
+
+
+def test_every_adapter_has_known_behaviour_and_a_version_source() -> None:
+    labels = {a.label for a in ADAPTERS}
+    assert set(KNOWN) == labels
+    assert set(DISTRIBUTIONS) == {a.label for a in ADAPTERS if a.language == "python"}
+    assert len(labels) >= 8
+    assert {a.language for a in ADAPTERS} == {"python", "typescript"}
+
+
+def test_adapter_reports_the_installed_version(live: tuple[Adapter, Connection]) -> None:
+    candidate, connection = live
+    version = expected_version(candidate)
+    assert version != "not installed"
+    assert connection.info.version == version
+    assert connection.info.label == candidate.label
+
+
+def test_adapter_shows_the_library_behaviour(live: tuple[Adapter, Connection]) -> None:
+    candidate, connection = live
+    requests = []
+    for kind, given, _ in KNOWN[candidate.label]:
+        if kind == "stream":
+            requests.append(StreamRequest(tuple(Chunk(text) for text in given)))
+        else:
+            requests.append(WholeRequest(*given))
+    replies = connection.send(requests)
+    for (kind, given, want), reply in zip(KNOWN[candidate.label], replies, strict=True):
+        assert reply.error is None, (given, reply.error)
+        if kind == "stream":
+            assert reply.deltas is not None and len(reply.deltas) == len(given) + 1
+            got = tuple("".join(d[c] for d in reply.deltas) for c in ("assistant", "thinking"))
+        else:
+            assert reply.channels is not None
+            got = (reply.channels["assistant"], reply.channels["thinking"])
+        assert got == want, (kind, given)
+
+
+def test_native_reasoning_reaches_the_thinking_channel(live: tuple[Adapter, Connection]) -> None:
+    _, connection = live
+    [reply] = connection.send([StreamRequest((Chunk(None, "plan"), Chunk("Answer")))])
+    assert reply.deltas is not None
+    assert "plan" in "".join(d["thinking"] for d in reply.deltas)
+
+
+def test_an_unknown_adapter_is_named_with_the_known_ones() -> None:
+    with pytest.raises(KeyError, match="vercel-ai"):
+        adapter("nope")
+
+
+def test_an_adapter_without_its_library_says_how_to_install_it() -> None:
+    missing = Adapter(
+        "x",
+        "python:not_installed_module:X",
+        "Nothing",
+        "pip install nothing",
+        module="not_installed_module",
+    )
+    reason = missing.unavailable()
+    assert (
+        reason is not None and "pip install nothing" in reason and "ModuleNotFoundError" in reason
+    )
+
+
+def test_adapter_behaves_as_its_expectation_file_says(live: tuple[Adapter, Connection]) -> None:
+    """The whole corpus with the adapter's expected failures: green while the library and the
+    corpus stay as they were. A FAIL is a regression, an XPASS a fix: after review, run
+    `conformance matrix --update-expectations` (docs/ecosystem.md)."""
+    candidate, connection = live
+    expected = load_expected_failures(EXPECTATIONS_DIR / f"{candidate.label}.yaml")
+    run = run_implementation(
+        connection, load_corpus([bundled_cases_dir()]).cases, expected_failures=expected
+    )
+    surprises = sorted(
+        f"{r.case} {r.check} {r.verdict.value}" for r in run.results if not r.verdict.ok
+    )
+    assert not surprises, (
+        f"{len(surprises)} results differ from {candidate.label}.yaml: {surprises[:10]}"
+    )

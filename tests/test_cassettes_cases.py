@@ -1,0 +1,167 @@
+"""Cassette-backed cases: loaded into chunks like any other case, checked and run like them,
+with a missing or undecodable cassette reported at the case's line."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from conformance._cases import PENDING_REVIEW, bundled_cases_dir, load_corpus, load_file
+from conformance._cli import main
+from conformance._impls import connect, parse_impl
+from conformance._results import Verdict
+from conformance._runner import run_implementation
+from conformance.cassettes import bundled_cassettes_dir, decode_cassette, write_cassette
+from conformance.cassettes._record import scan
+
+CORPUS = load_corpus([bundled_cases_dir()])
+CASSETTE_CASES = [case for case in CORPUS.cases if case.cassette is not None]
+TAXONOMY = (bundled_cases_dir() / "taxonomy.yaml").read_text()
+CHAT = "https://api.example.com/v1/chat/completions"
+
+
+def corpus_dir(tmp_path: Path, cases: str) -> Path:
+    """A corpus directory with its own cassettes directory beside it."""
+    (tmp_path / "cases").mkdir()
+    (tmp_path / "cases" / "taxonomy.yaml").write_text(TAXONOMY)
+    (tmp_path / "cases" / "mine.yaml").write_text(cases)
+    (tmp_path / "cassettes").mkdir()
+    return tmp_path / "cases"
+
+
+def stream(tmp_path: Path, name: str, *contents: str) -> Path:
+    events = "".join(
+        f'data: {{"choices": [{{"index": 0, "delta": {{"content": "{c}"}}}}]}}\n\n'
+        for c in contents
+    )
+    return write_cassette(
+        tmp_path / "cassettes" / name,
+        [{"uri": CHAT, "body": events + "data: [DONE]\n\n", "content_type": "text/event-stream"}],
+        {"kind": "written", "document": "a test"},
+    )
+
+
+CASE = """\
+category: mine
+cases:
+  - id: "3ZZZ"
+    slug: from-a-cassette
+    title: A case whose input is a cassette
+    taxonomy: SPLIT.open
+    level: must
+    cassette: {cassette}
+    expected: {{assistant: "x", thinking: "y"}}
+    provenance:
+      - {{kind: cassette, ref: "cassettes/{cassette}"}}
+"""
+
+
+def test_the_corpus_has_cassette_cases_for_every_family_and_category():
+    assert len(CASSETTE_CASES) >= 30
+    assert all(case.category == "cassettes" for case in CASSETTE_CASES)
+    assert all(case.id[0] in "23456789" for case in CASSETTE_CASES)
+    assert all(any(p.kind == "cassette" for p in case.provenance) for case in CASSETTE_CASES)
+    families = {decode_cassette(case.cassette.path).family for case in CASSETTE_CASES}
+    assert families == {"openai-chat", "anthropic", "openai-responses", "gemini", "ollama"}
+    entries = {case.taxonomy for case in CASSETTE_CASES}
+    # Tags with and without native reasoning, orphan closes, glued and split tags, empty
+    # blocks, escaped tags (BLOCK.inline from \u003cthink\u003e), partial tags at the end.
+    assert {
+        "NATIVE.only",
+        "NATIVE.with-tags",
+        "NATIVE.before-tags",
+        "BLOCK.inline",
+        "ORPHAN.close",
+        "SPLIT.open",
+        "SPLIT.close",
+        "SPLIT.many-pieces",
+        "BLOCK.empty",
+        "BLOCK.unclosed",
+        "FLUSH.partial-open",
+        "TEXT.generics",
+    } <= entries
+    used = {case.cassette.path.resolve() for case in CASSETTE_CASES}
+    assert used == {path.resolve() for path in bundled_cassettes_dir().rglob("*.yaml")}
+
+
+def test_cassette_cases_load_the_decoded_chunks():
+    for case in CASSETTE_CASES:
+        assert case.cassette is not None
+        assert case.chunks == decode_cassette(case.cassette.path).chunks
+    escaped = next(case for case in CASSETTE_CASES if case.id == "5FCC")
+    assert "<think>" in (escaped.content or "")
+
+
+def test_the_reference_passes_every_cassette_case_in_every_check():
+    result = run_implementation(connect(parse_impl("reference")), CASSETTE_CASES)
+    verdicts = {r.verdict for r in result.results}
+    assert verdicts <= {Verdict.PASS, Verdict.SKIP}
+    assert len(result.results) == 4 * len(CASSETTE_CASES)
+
+
+def test_a_broken_normalizer_fails_cassette_cases():
+    result = run_implementation(
+        connect(parse_impl("python:tests.broken_impls:NoCarry")), CASSETTE_CASES
+    )
+    failed = {r.case for r in result.results if r.verdict == Verdict.FAIL and r.check == "stream"}
+    # Tags split across SSE events leak through a per-chunk filter.
+    assert {"95ZV", "7FXJ", "8TFH", "74NV"} <= failed
+
+
+def test_no_bundled_cassette_holds_anything_like_a_credential():
+    for path in bundled_cassettes_dir().rglob("*.yaml"):
+        assert scan(path.read_text("utf-8")) == [], path
+        text = path.read_text("utf-8").lower()
+        assert "authorization:" not in text and "x-api-key:" not in text, path
+
+
+def test_a_case_with_a_cassette_loads_and_is_checked(tmp_path: Path):
+    directory = corpus_dir(tmp_path, CASE.format(cassette="p/split.yaml"))
+    stream(tmp_path, "p/split.yaml", "<th", "ink>y</think>", "x")
+    cases, errors = load_file(directory / "mine.yaml")
+    assert errors == []
+    assert [c.content for c in cases[0].chunks] == ["<th", "ink>y</think>", "x"]
+    assert cases[0].cassette is not None and cases[0].cassette.name == "p/split.yaml"
+    result = CliRunner().invoke(main, ["check", "--cases", str(directory)])
+    assert "mine.yaml" not in result.stdout  # no problem in the case file itself
+
+
+def test_a_missing_or_undecodable_cassette_is_a_case_file_error(tmp_path: Path):
+    directory = corpus_dir(tmp_path, CASE.format(cassette="p/missing.yaml"))
+    _, errors = load_file(directory / "mine.yaml")
+    assert [e.line for e in errors] == [8]
+    assert "3ZZZ: " in errors[0].message and "does not exist" in errors[0].message
+    result = CliRunner().invoke(main, ["check", "--cases", str(directory)])
+    assert result.exit_code == 2
+    assert f"{directory / 'mine.yaml'}:8: 3ZZZ: " in result.stdout
+    (directory / "mine.yaml").write_text(CASE.format(cassette="p/cut.yaml"))
+    path = stream(tmp_path, "p/cut.yaml", "a")
+    path.write_text(path.read_text().replace("data: [DONE]", "data: {"))
+    _, errors = load_file(directory / "mine.yaml")
+    assert "interaction 0: response body line 3: " in errors[0].message
+
+
+def test_chunks_and_cassette_together_are_rejected(tmp_path: Path):
+    text = CASE.format(cassette="p/x.yaml").replace(
+        "    level: must\n", '    level: must\n    chunks: ["a"]\n'
+    )
+    directory = corpus_dir(tmp_path, text)
+    cases, errors = load_file(directory / "mine.yaml")
+    assert cases == []
+    assert "exactly one of `chunks` or `cassette`" in errors[0].message
+
+
+def test_a_pending_case_is_skipped_with_the_reason(tmp_path: Path):
+    text = CASE.format(cassette="p/split.yaml").replace(
+        "    level: must\n", "    level: must\n    pending: true\n"
+    )
+    directory = corpus_dir(tmp_path, text)
+    stream(tmp_path, "p/split.yaml", "<think>y</think>x")
+    result = CliRunner().invoke(
+        main, ["run", "--cases", str(directory / "mine.yaml"), "--report-dir", str(tmp_path / "r")]
+    )
+    assert result.exit_code == 0, result.output
+    report = (tmp_path / "r" / "results.json").read_text()
+    assert report.count('"verdict": "SKIP"') == 4 and "PASS" not in report.split('"results"')[1]
+    assert PENDING_REVIEW.split(":")[0] in report

@@ -1,0 +1,386 @@
+"""Replay: clients in any language through the replay server (`conformance serve`), with the
+body re-split at adversarial points, and Python clients that make their own requests through
+vcrpy (`conformance replay`). Every client here is a real HTTP client."""
+
+from __future__ import annotations
+
+import codecs
+import json
+import shutil
+import socket
+import subprocess
+import sys
+import urllib.request
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+from click.testing import CliRunner
+
+from conformance._cases import bundled_cases_dir, load_corpus
+from conformance._cli import main
+from conformance._options import Options
+from conformance._results import ImplementationInfo, Verdict
+from conformance.cassettes import HttpCall, bundled_cassettes_dir, decode_cassette, load_cassette
+from conformance.cassettes._http import replay_run
+from conformance.cassettes._serve import ReplayServer
+from conformance.interface import implementation
+from conformance.reference import Normalizer
+
+CASES = [case for case in load_corpus([bundled_cases_dir()]).cases if case.cassette is not None]
+CHAT_SSE = [
+    case
+    for case in CASES
+    if (decoded := decode_cassette(case.cassette.path)).family == "openai-chat"
+    and decoded.form == "sse"
+]
+
+
+@pytest.fixture(scope="module")
+def adversarial() -> Iterator[ReplayServer]:
+    with ReplayServer(bundled_cassettes_dir(), cases=CASES, split="adversarial") as server:
+        yield server
+
+
+# ------------------------------------------------------------------------ clients under test
+
+
+def sse_events(pieces: Iterable[bytes]) -> Iterator[str]:
+    """An incremental SSE reader: UTF-8 and lines may be cut anywhere between pieces."""
+    decoder = codecs.getincrementaldecoder("utf-8")()
+    buffer, data = "", []
+    for piece in pieces:
+        buffer += decoder.decode(piece)
+        *lines, buffer = buffer.replace("\r\n", "\n").split("\n")
+        for line in lines:
+            if line.startswith("data:"):
+                data.append(line[5:].lstrip(" "))
+            elif not line and data:
+                yield "\n".join(data)
+                data = []
+
+
+def normalize_chat(events: Iterable[str]) -> list[dict[str, str]]:
+    """Chat Completions events through the reference normalizer."""
+    normalizer, deltas = Normalizer(), []
+    for event in events:
+        if event.strip() == "[DONE]":
+            continue
+        for choice in json.loads(event).get("choices") or ():
+            delta = choice.get("delta") or {}
+            details = "".join(
+                d.get("text") or d.get("summary") or ""
+                for d in delta.get("reasoning_details") or ()
+            )
+            reasoning = delta.get("reasoning_content") or delta.get("reasoning") or details
+            if "content" in delta or reasoning:
+                deltas.append(
+                    normalizer.feed({"content": delta.get("content"), "reasoning": reasoning})
+                )
+    deltas.append(normalizer.finish())
+    return deltas
+
+
+def naive_events(pieces: Iterable[bytes]) -> Iterator[str]:
+    """What many hand-written clients do: decode each network read on its own and split it
+    into events, as if reads and events lined up."""
+    for piece in pieces:
+        for part in piece.decode("utf-8", errors="replace").split("\n\n"):
+            if part.startswith("data: "):
+                yield part[6:]
+
+
+def joined(deltas: Iterable[dict[str, str]]) -> dict[str, str]:
+    return {k: "".join(d[k] for d in deltas) for k in ("assistant", "thinking")}
+
+
+def base_url(server: ReplayServer, case_id: str) -> str:
+    manifest = httpx.get(server.url + "/").json()
+    return next(
+        c["base_url"] for c in manifest["cassettes"] if any(x["id"] == case_id for x in c["cases"])
+    )
+
+
+def fetch(server: ReplayServer, case_id: str, reader) -> dict[str, str]:
+    case = next(c for c in CASES if c.id == case_id)
+    path = decode_cassette(case.cassette.path).interaction.path
+    with httpx.stream("POST", base_url(server, case_id) + path, json={}) as response:
+        events = reader(response.iter_raw())
+        try:
+            return joined(normalize_chat(events))
+        except ValueError:  # a naive client's JSON error: it shows what it had
+            return {"assistant": "", "thinking": ""}
+
+
+def verdict(server: ReplayServer, case_id: str, shown: dict[str, str]) -> str:
+    return httpx.post(f"{server.url}/_verdict/{case_id}", json=shown).json()["verdict"]
+
+
+# ------------------------------------------------------------------------ the replay server
+
+
+def raw_chunks(url: str, path: str) -> list[bytes]:
+    """POST over a bare socket and split the chunked body at the server's chunk boundaries."""
+    host, port = url.removeprefix("http://").split(":")
+    with socket.create_connection((host, int(port))) as sock:
+        head = f"POST {path} HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\nConnection: close\r\n"
+        sock.sendall(head.encode() + b"\r\n{}")
+        raw = b""
+        while chunk := sock.recv(65536):
+            raw += chunk
+    head, _, body = raw.partition(b"\r\n\r\n")
+    assert b"transfer-encoding: chunked" in head.lower()
+    pieces = []
+    while True:
+        size_line, _, body = body.partition(b"\r\n")
+        size = int(size_line, 16)
+        if size == 0:
+            return pieces
+        pieces.append(body[:size])
+        body = body[size + 2 :]
+
+
+def recorded(name: str) -> bytes:
+    return load_cassette(bundled_cassettes_dir() / f"{name}.yaml").interactions[0].body
+
+
+def test_frames_split_after_each_event_and_keep_the_body(tmp_path: Path):
+    with ReplayServer(bundled_cassettes_dir(), split="frames") as server:
+        pieces = raw_chunks(
+            server.url, "/gemini/thought-stream/v1beta/models/gemini-2.5-pro:streamGenerateContent"
+        )
+    assert b"".join(pieces) == recorded("gemini/thought-stream")
+    assert len(pieces) == 4 and all(piece.endswith(b"\r\n\r\n") for piece in pieces)
+
+
+def test_adversarial_splits_cut_inside_delimiters_and_utf8(adversarial: ReplayServer):
+    body = recorded("groq/raw-escaped-tags-stream")
+    pieces = raw_chunks(adversarial.url, "/groq/raw-escaped-tags-stream/openai/v1/chat/completions")
+    assert b"".join(pieces) == body
+    cuts = {sum(map(len, pieces[:i])) for i in range(1, len(pieces))}
+    for tag in (b"\\u003cthink\\u003e", b"\\u003c/think\\u003e"):
+        start = body.find(tag)
+        assert set(range(start + 1, start + len(tag))) <= cuts
+    body = recorded("vllm/both-keys-stream")
+    pieces = raw_chunks(adversarial.url, "/vllm/both-keys-stream/v1/chat/completions")
+    assert b"".join(pieces) == body
+    # A cut inside each multi-byte character: the piece before it does not decode alone.
+    wide = sum(1 for char in body.decode() if len(char.encode()) > 1)
+    assert sum(1 for p in pieces if not _decodes(p)) >= wide > 10
+
+
+def _decodes(piece: bytes) -> bool:
+    try:
+        piece.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
+def test_bytes_split_sends_one_byte_per_chunk():
+    with ReplayServer(bundled_cassettes_dir(), split="bytes") as server:
+        pieces = raw_chunks(server.url, "/ollama/chat/api/chat")
+    assert b"".join(pieces) == recorded("ollama/chat") and {len(p) for p in pieces} == {1}
+
+
+def test_a_careful_client_passes_every_chat_stream_under_adversarial_splits(
+    adversarial: ReplayServer,
+):
+    assert len(CHAT_SSE) >= 15
+    verdicts = {
+        case.id: verdict(adversarial, case.id, fetch(adversarial, case.id, sse_events))
+        for case in CHAT_SSE
+    }
+    assert set(verdicts.values()) == {"PASS"}, verdicts
+
+
+def test_a_naive_client_is_caught_by_adversarial_splits(adversarial: ReplayServer):
+    verdicts = {
+        case.id: verdict(adversarial, case.id, fetch(adversarial, case.id, naive_events))
+        for case in CHAT_SSE
+    }
+    assert "FAIL" in verdicts.values()
+    assert verdicts["3E2P"] == "FAIL"  # the Chinese text was cut inside its characters
+
+
+def test_unknown_paths_and_bad_verdicts_are_explained(adversarial: ReplayServer):
+    answer = httpx.post(adversarial.url + "/deepseek/reasoner-stream/v1/nope")
+    assert (
+        answer.status_code == 404
+        and "it recorded: POST /chat/completions" in answer.json()["error"]
+    )
+    assert httpx.get(adversarial.url + "/nowhere").status_code == 404
+    assert httpx.post(adversarial.url + "/_verdict/3E2P", json={"assistant": 1}).status_code == 400
+    assert httpx.post(adversarial.url + "/_verdict/ZZZZ", json={}).status_code == 404
+
+
+def test_the_serve_command_and_a_client_in_another_language(tmp_path: Path):
+    process = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "conformance",
+            "serve",
+            str(bundled_cassettes_dir()),
+            "--port",
+            "0",
+            "--split",
+            "adversarial",
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert process.stdout is not None
+        first = process.stdout.readline()
+        url = first.split(" on ")[1].split(" ")[0]
+        manifest = httpx.get(url + "/").json()
+        assert len(manifest["cassettes"]) >= 30 and manifest["split"] == "adversarial"
+        base = url + "/deepseek/reasoner-stream"
+        curl = shutil.which("curl")
+        if curl:  # a client that is not Python at all
+            body = subprocess.run(
+                [curl, "-sN", "-X", "POST", "-d", "{}", base + "/chat/completions"],
+                capture_output=True,
+                check=True,
+                timeout=30,
+            ).stdout
+        else:
+            request = urllib.request.Request(base + "/chat/completions", data=b"{}", method="POST")
+            with urllib.request.urlopen(request, timeout=30) as response:
+                body = response.read()
+        assert body == recorded("deepseek/reasoner-stream")
+        shown = joined(normalize_chat(sse_events([body])))
+        assert httpx.post(url + "/_verdict/8L8J", json=shown).json()["verdict"] == "PASS"
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+
+
+# ------------------------------------------------------------------------ http-capable clients
+
+
+@implementation(name="chat-client", version="1.0", capabilities=["http"])
+def chat_client(call: HttpCall) -> list[dict[str, str]]:
+    """An httpx client for Chat Completions, with its own SSE parsing."""
+    if call.family != "openai-chat":
+        raise NotImplementedError(f"speaks openai-chat, not {call.family}")
+    with httpx.Client() as client, client.stream("POST", call.url, content=call.body) as response:
+        if call.stream:
+            return normalize_chat(sse_events(response.iter_bytes()))
+        message = json.loads(response.read())["choices"][0]["message"]
+        event = json.dumps({"choices": [{"delta": message}]})
+        return normalize_chat([event])
+
+
+@implementation(name="anthropic-urllib", capabilities=["http"])
+def anthropic_client(call: HttpCall) -> dict[str, str]:
+    """A standard-library client for Anthropic streams."""
+    if call.family != "anthropic" or not call.stream:
+        raise NotImplementedError("anthropic streams only")
+    request = urllib.request.Request(call.url, data=call.body, method="POST")
+    with urllib.request.urlopen(request) as response:
+        body = response.read()
+    normalizer, deltas = Normalizer(), []
+    for event in sse_events([body]):
+        delta = json.loads(event).get("delta") or {}
+        if delta.get("type") == "text_delta":
+            deltas.append(normalizer.feed({"content": delta["text"]}))
+        elif delta.get("type") == "thinking_delta":
+            deltas.append(normalizer.feed({"reasoning": delta["thinking"]}))
+    deltas.append(normalizer.finish())
+    return joined(deltas)
+
+
+@implementation(name="doubles-reasoning", capabilities=["http"])
+def doubling_client(call: HttpCall) -> dict[str, str]:
+    shown = joined(chat_client(call))
+    return {"assistant": shown["assistant"], "thinking": shown["thinking"] * 2}
+
+
+@implementation(name="wrong-path", capabilities=["http"])
+def wrong_path_client(call: HttpCall) -> dict[str, str]:
+    httpx.post(call.base_url + "/v1/elsewhere", content=call.body)
+    return {"assistant": "", "thinking": ""}
+
+
+@implementation(name="lazy", capabilities=["http"])
+def lazy_client(call: HttpCall) -> dict[str, str]:
+    return {"assistant": "", "thinking": ""}
+
+
+def replay(client) -> dict[str, tuple[Verdict, str]]:
+    info = ImplementationInfo("x", "x", "1", "python", Options().to_json(), "python:x")
+    run = replay_run(client, info, CASES)
+    assert all(r.check == "http" for r in run.results)
+    return {r.case: (r.verdict, r.reason) for r in run.results}
+
+
+def test_python_clients_that_make_their_own_requests_are_checked_through_vcrpy():
+    chat = replay(chat_client)
+    for case in CASES:
+        family = decode_cassette(case.cassette.path).family
+        assert chat[case.id][0] == (Verdict.PASS if family == "openai-chat" else Verdict.SKIP), (
+            case.id
+        )
+    anthropic = replay(anthropic_client)
+    streams = {
+        case.id
+        for case in CASES
+        if (decoded := decode_cassette(case.cassette.path)).family == "anthropic"
+        and decoded.streaming
+    }
+    assert len(streams) >= 3
+    assert {case for case, (v, _) in anthropic.items() if v == Verdict.PASS} == streams
+
+
+def test_a_wrong_client_fails_and_a_misbehaving_one_is_an_error():
+    doubled = replay(doubling_client)
+    assert doubled["8L8J"][0] == Verdict.FAIL and "thinking differs" in doubled["8L8J"][1]
+    assert doubled["85BJ"][0] == Verdict.FAIL
+    wrong = replay(wrong_path_client)
+    assert (
+        wrong["8L8J"][0] == Verdict.ERROR
+        and "deepseek/reasoner-stream.yaml did not record" in wrong["8L8J"][1]
+    )
+    lazy = replay(lazy_client)
+    assert lazy["8L8J"][0] == Verdict.ERROR
+    assert "the client made no HTTP request (it should POST http://127.0.0.1:" in lazy["8L8J"][1]
+
+
+def test_the_replay_command(tmp_path: Path):
+    runner = CliRunner()
+    only = ["--cases", str(bundled_cases_dir() / "cassettes.yaml"), "--report-dir", str(tmp_path)]
+    good = runner.invoke(
+        main,
+        [
+            "replay",
+            "--impl",
+            "python:tests.test_cassettes_replay:chat_client",
+            "-k",
+            "deepseek or groq",
+            *only,
+        ],
+    )
+    assert good.exit_code == 0, good.output
+    results = json.loads((tmp_path / "results.json").read_text())
+    checks = {r["check"] for r in results["implementations"][0]["results"]}
+    assert checks == {"http"} and "PASS" in good.stdout
+    bad = runner.invoke(
+        main,
+        [
+            "replay",
+            "--impl",
+            "python:tests.test_cassettes_replay:doubling_client",
+            *only,
+        ],
+    )
+    assert bad.exit_code == 1
+    plain = runner.invoke(
+        main,
+        ["replay", "--impl", "python:tests.broken_impls:NoCarry", *only],
+    )
+    assert plain.exit_code == 2 and "does not declare the http capability" in plain.stderr
+    other = runner.invoke(main, ["replay", "--impl", "reference", *only])
+    assert other.exit_code == 2 and "conformance serve" in other.stderr

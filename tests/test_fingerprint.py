@@ -1,0 +1,175 @@
+"""`conformance fingerprint`: the options an implementation follows are recovered from its
+outputs, for the reference under every profile, for the deliberately broken normalizers, and
+for programs behind `cmd:`."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conformance._fingerprint import (
+    INCONSISTENT,
+    NONE,
+    UNDETERMINED,
+    Fingerprint,
+    fingerprint,
+    render_fingerprint,
+)
+from conformance._impls import connect, parse_impl
+from conformance._options import CHOICES, OPTION_NAMES, Options
+
+FAKE = Path(__file__).parent / "fakes" / "fake_impl.py"
+REFERENCE_CMD = f"cmd:{sys.executable} -m conformance.reference"
+
+PROFILES = [
+    dict(zip(OPTION_NAMES, values, strict=True))
+    for values in itertools.product(*(CHOICES[name] for name in OPTION_NAMES))
+]
+
+
+def probe(spec: str, options: dict | None = None) -> Fingerprint:
+    connection = connect(parse_impl(spec, options))
+    try:
+        return fingerprint(connection)
+    finally:
+        connection.close()
+
+
+def cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "conformance", *args], capture_output=True, text=True, timeout=60
+    )
+
+
+@pytest.mark.parametrize("options", PROFILES, ids=lambda o: json.dumps(Options(**o).differences()))
+def test_the_reference_is_recovered_under_every_profile(options: dict) -> None:
+    result = probe("reference", options)
+    assert {axis.option: axis.value for axis in result.axes} == options
+    assert result.consistent
+    assert result.declared_options() == Options(**options).differences()
+
+
+def test_a_custom_grammar_is_recovered_as_the_list_of_pairs_it_recognises() -> None:
+    pairs = [{"open": "<think>", "close": "</think>"}, {"open": "[THINK]", "close": "[/THINK]"}]
+    result = probe("reference", {"delimiters": pairs, "unclosed_at_end": "drop"})
+    assert result.axis("delimiters").value == (("<think>", "</think>"), ("[THINK]", "[/THINK]"))
+    assert result.declared_options() == {"delimiters": pairs, "unclosed_at_end": "drop"}
+    assert result.consistent
+    assert result.follows()["delimiters"] == "custom: <think>, [THINK]"
+
+
+def test_duplicates_native_fingerprints_as_merge_although_it_declares_native_only() -> None:
+    result = probe("python:tests.broken_impls:DuplicatesNative")
+    axis = result.axis("native_with_tags")
+    assert (axis.value, axis.declared, axis.agrees) == ("merge", "native_only", False)
+    assert all(p.matches == ("merge",) for p in axis.probes)
+    assert result.declared_options() == {"native_with_tags": "merge"}
+    assert not result.consistent
+    assert [a.option for a in result.axes if not a.agrees] == ["native_with_tags"]
+
+
+def test_ignores_case_fingerprints_as_tolerant_matching() -> None:
+    result = probe("python:tests.broken_impls:IgnoresCase")
+    axis = result.axis("matching")
+    assert axis.value in ("tolerant", INCONSISTENT)
+    assert axis.declared == "exact"
+    case = next(p for p in axis.probes if p.name == "case changed")
+    assert case.actual == {"assistant": "b", "thinking": "a"}
+    assert case.matches == ("tolerant",)
+
+
+def test_an_orphan_close_left_visible_follows_no_start_in_reasoning_value() -> None:
+    result = probe("python:tests.broken_impls:LeaksOrphanClose")
+    axis = result.axis("start_in_reasoning")
+    assert axis.value == NONE
+    orphan = next(p for p in axis.probes if p.name == "orphan close")
+    assert orphan.actual == {"assistant": "a</think>b", "thinking": ""}
+    assert orphan.matches == ()
+    # Only what was found goes into the options to declare; the default stays.
+    assert "start_in_reasoning" not in result.declared_options()
+    text = render_fingerprint(result)
+    row = next(line for line in text.splitlines() if line.startswith("start_in_reasoning"))
+    assert row.split()[:4] == ["start_in_reasoning", "false", "none", "NO"]
+    assert "got               'a</think>b' | ''" in text
+    assert "some options follow no single value" in text
+
+
+def test_native_reasoning_lost_by_a_wrapper_is_inconsistent() -> None:
+    # LeaksOrphanClose hides chunks before the first open from its inner normalizer, so it
+    # forgets native reasoning that came first: native_only in one probe, merge in another.
+    axis = probe("python:tests.broken_impls:LeaksOrphanClose").axis("native_with_tags")
+    assert axis.value == INCONSISTENT
+    assert {p.name: p.matches for p in axis.probes} == {
+        "native with the open tag": ("native_only",),
+        "native before the block": ("merge",),
+        "native inside the block": ("native_only",),
+    }
+
+
+def test_probes_are_streamed_one_delimiter_per_chunk() -> None:
+    # A regex over each chunk never sees a whole block when the tags come as tokens.
+    result = probe("python:tests.broken_impls:PerChunkRegex")
+    axis = result.axis("delimiters")
+    assert axis.value == NONE
+    first = axis.probes[0]
+    assert [chunk.content for chunk in first.chunks] == ["<think>", "a", "</think>", "b"]
+    assert first.actual == {"assistant": "<think>a</think>b", "thinking": ""}
+    native = result.axis("native_with_tags").probes[0]
+    assert [(c.content, c.reasoning) for c in native.chunks] == [
+        ("<think>", "plan"),
+        ("plan", None),
+        ("</think>", None),
+        ("Answer", None),
+    ]
+
+
+def test_a_probe_the_implementation_fails_on_is_evidence_not_a_verdict() -> None:
+    result = probe("python:tests.broken_impls:Raises")
+    axis = result.axis("delimiters")
+    assert axis.value == "think"
+    failed = [p for p in axis.probes if p.problem is not None]
+    assert [p.name for p in failed] == ["<thinking>a</thinking>b"]
+    assert failed[0].problem == "error: raised ValueError: cannot handle <thinking>"
+
+
+def test_a_fake_that_echoes_recognises_no_delimiter() -> None:
+    result = probe(f"cmd:{sys.executable} {FAKE}")
+    assert result.axis("delimiters").value == NONE
+    assert not result.consistent
+    assert result.requests > 0
+
+
+def test_a_fake_that_answers_only_errors_is_undetermined() -> None:
+    result = probe(f"cmd:{sys.executable} {FAKE} error")
+    assert {axis.value for axis in result.axes} == {UNDETERMINED}
+    assert result.declared_options() == {}
+
+
+def test_fingerprint_command_on_the_reference_through_cmd() -> None:
+    options = '{"start_in_reasoning": true, "unclosed_at_end": "drop"}'
+    done = cli("fingerprint", "--impl", f"ref={REFERENCE_CMD} --options '{options}'")
+    assert done.returncode == 0, done.stdout + done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0].startswith("ref: reference 0.1.0 (python), 18 probes in ")
+    assert lines[-1] == f"options to declare: {options}"
+    row = next(line for line in lines if line.startswith("start_in_reasoning"))
+    assert row.split()[:5] == ["start_in_reasoning", "true", "true", "yes", "orphan"]
+
+
+def test_fingerprint_command_json_and_exit_status() -> None:
+    done = cli(
+        "fingerprint", "--impl", "python:tests.broken_impls:DuplicatesNative", "--format", "json"
+    )
+    assert done.returncode == 1, done.stderr
+    data = json.loads(done.stdout)
+    assert data["declare"] == {"native_with_tags": "merge"}
+    assert data["consistent"] is False
+    axes = {axis["option"]: axis for axis in data["axes"]}
+    assert axes["native_with_tags"]["follows"] == "merge"
+    assert axes["native_with_tags"]["probes"][0]["matches"] == ["merge"]
+    assert cli("fingerprint", "--impl", f"cmd:{sys.executable} {FAKE} no-hello").returncode == 2
