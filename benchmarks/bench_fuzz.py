@@ -24,8 +24,15 @@ from conformance._impls import connect, parse_impl  # noqa: E402
 from conformance._options import Options  # noqa: E402
 
 CMD_REFERENCE = f"cmd:{shlex.quote(sys.executable)} -m conformance.reference"
-TARGETS = ["EmptyChunkClearsCarry", "ThreePieces", "NativeFlushesCarry", "NearMissClose",
-           "FlushDuplicates", "LaterBlock", "ByteOffsets"]
+TARGETS = [
+    "EmptyChunkClearsCarry",
+    "ThreePieces",
+    "NativeFlushesCarry",
+    "NearMissClose",
+    "FlushDuplicates",
+    "LaterBlock",
+    "ByteOffsets",
+]
 
 
 def target(spec: str) -> Target:
@@ -49,8 +56,10 @@ def main() -> None:
         in_process, through_cmd = totals[name]
         print(f"  {name:<14} {in_process:12.0f} {through_cmd:12.0f}")
     in_process, through_cmd = totals["(all six)"]
-    print(f"  default budget, all six properties: {in_process:.1f} s in process, "
-          f"{through_cmd:.1f} s through cmd:")
+    print(
+        f"  default budget, all six properties: {in_process:.1f} s in process, "
+        f"{through_cmd:.1f} s through cmd:"
+    )
 
     print("\nfinding and shrinking bugs the corpus misses (all properties, seed 7):")
     for name in TARGETS:
@@ -60,11 +69,14 @@ def main() -> None:
             result = run_property(prop, fuzz, max_examples=500, seed=7)
             if result.counterexample is not None:
                 chunks = result.counterexample["chunks"]
-                size = sum(len(c.get("content") or "") + len(c.get("reasoning") or "")
-                           for c in chunks)
-                print(f"  {name:<22} found by {prop:<13} in {time.perf_counter() - start:5.2f} s"
-                      f" ({result.examples} examples incl. shrinking): "
-                      f"{len(chunks)} chunks, {size} characters")
+                size = sum(
+                    len(c.get("content") or "") + len(c.get("reasoning") or "") for c in chunks
+                )
+                print(
+                    f"  {name:<22} found by {prop:<13} in {time.perf_counter() - start:5.2f} s"
+                    f" ({result.examples} examples incl. shrinking): "
+                    f"{len(chunks)} chunks, {size} characters"
+                )
                 break
         else:
             print(f"  {name:<22} not found within the default budget")

@@ -53,7 +53,8 @@ def command_line(impl: str) -> float:
         start = time.perf_counter()
         subprocess.run(
             [sys.executable, "-m", "conformance", "run", "--impl", impl, "--report-dir", reports],
-            check=True, capture_output=True,
+            check=True,
+            capture_output=True,
         )
         return time.perf_counter() - start
 
@@ -69,9 +70,11 @@ def split(impl: str) -> None:
     done = time.perf_counter()
     connection.close()
     harness = (judged - start) - connection.seconds
-    print(f"  {impl[:40]:<40} {len(run.results):5} results, {connection.requests:6} requests: "
-          f"implementation {connection.seconds:.2f} s, harness {harness:.2f} s "
-          f"({harness / connection.seconds:.1f} x), reports {done - judged:.2f} s")
+    print(
+        f"  {impl[:40]:<40} {len(run.results):5} results, {connection.requests:6} requests: "
+        f"implementation {connection.seconds:.2f} s, harness {harness:.2f} s "
+        f"({harness / connection.seconds:.1f} x), reports {done - judged:.2f} s"
+    )
 
 
 def main() -> None:

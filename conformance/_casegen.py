@@ -101,14 +101,14 @@ def guess_taxonomy(chunks: Sequence[Mapping[str, Any]], options: Options = DEFAU
         if len(inside) >= 2:
             return "SPLIT.many-pieces"
         if inside:
-            return "SPLIT.close" if match.group("close") is not None else "SPLIT.open"
+            return "SPLIT.close" if grammar.is_close(match.group()) else "SPLIT.open"
     if grammar.holdback_start(content) < len(content):
         return "FLUSH.partial-open"
     if not matches:
         return "TEXT.near-miss" if any(s in content for s in grammar.starts) else "PLAIN.text"
-    if matches[0].group("close") is not None:
+    if grammar.is_close(matches[0].group()):
         return "ORPHAN.close"
-    opens = [m for m in matches if m.group("close") is None]
+    opens = [m for m in matches if not grammar.is_close(m.group())]
     if len(opens) >= 2:
         return "BLOCK.multiple"
     return "BLOCK.inline" if len(opens) < len(matches) else "BLOCK.unclosed"

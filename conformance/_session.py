@@ -66,7 +66,10 @@ def implementation_specs(
 
 
 def open_connection(
-    spec: ImplementationSpec, *, timeout: float, validate_protocol: bool,
+    spec: ImplementationSpec,
+    *,
+    timeout: float,
+    validate_protocol: bool,
     echo: Callable[..., None],
 ) -> Connection | ImplementationRun:
     """A live connection, or, when the implementation cannot start, its failed run."""
@@ -81,8 +84,11 @@ def open_connection(
 
 
 def finish(
-    runs: list[ImplementationRun], selection: Mapping[str, Any], started: float,
-    report_dir: Path | None, echo: Callable[..., None],
+    runs: list[ImplementationRun],
+    selection: Mapping[str, Any],
+    started: float,
+    report_dir: Path | None,
+    echo: Callable[..., None],
 ) -> Run:
     """The run's summary on the terminal and its reports on disk."""
     run = new_run(runs, dict(selection))
@@ -115,8 +121,9 @@ def execute(
     runs: list[ImplementationRun] = []
     for spec in specs:
         expected = expected_failures_for(settings.expectations_dir, spec.label)
-        connection = open_connection(spec, timeout=settings.timeout,
-                                     validate_protocol=settings.validate_protocol, echo=echo)
+        connection = open_connection(
+            spec, timeout=settings.timeout, validate_protocol=settings.validate_protocol, echo=echo
+        )
         if isinstance(connection, ImplementationRun):
             runs.append(connection)
             continue
@@ -159,13 +166,19 @@ def summary_table(run: Run) -> str:
         )
     headers = ["implementation", "version", *(v.value for v in shown), "status"]
     fuzz = [
-        [impl.info.label, result.property, result.verdict.value, result.examples,
-         f"{result.seconds:.1f} s"]
+        [
+            impl.info.label,
+            result.property,
+            result.verdict.value,
+            result.examples,
+            f"{result.seconds:.1f} s",
+        ]
         for impl in run.implementations
         for result in impl.fuzz
     ]
     parts = [tabulate(rows, headers=headers)]
     if fuzz:
-        parts.append(tabulate(fuzz, headers=["implementation", "property", "verdict",
-                                             "examples", "time"]))
+        parts.append(
+            tabulate(fuzz, headers=["implementation", "property", "verdict", "examples", "time"])
+        )
     return "\n\n".join(parts) + f"\n({run.duration:.2f} s)"

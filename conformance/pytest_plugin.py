@@ -178,8 +178,9 @@ def pytest_collection_modifyitems(
             from ._fuzz import PROPERTIES
 
             for name in PROPERTIES:
-                fuzz_item = FuzzItem.from_parent(suite, name=f"fuzz[{name}]", label=spec.label,
-                                                 property_name=name)
+                fuzz_item = FuzzItem.from_parent(
+                    suite, name=f"fuzz[{name}]", label=spec.label, property_name=name
+                )
                 fuzz_item.add_marker("conformance")
                 fuzz_item.add_marker("conformance_fuzz")
                 items.append(fuzz_item)
@@ -295,9 +296,18 @@ class FuzzItem(pytest.Item):
             database=profile.database,
             key=f"conformance/{self.label}/{self.property_name}".encode(),
         )
-        self.user_properties.append((FUZZ_PROPERTY, json.dumps(
-            {"label": self.label, "info": connection.info.to_json(), "result": result.to_json()}
-        )))
+        self.user_properties.append(
+            (
+                FUZZ_PROPERTY,
+                json.dumps(
+                    {
+                        "label": self.label,
+                        "info": connection.info.to_json(),
+                        "result": result.to_json(),
+                    }
+                ),
+            )
+        )
         if result.verdict == Verdict.NON_STRICT:
             self.user_properties.append(("non_strict", result.reason))
         elif not result.verdict.ok:
@@ -307,16 +317,21 @@ class FuzzItem(pytest.Item):
         if not isinstance(excinfo.value, FuzzFailure):
             return str(super().repr_failure(excinfo))
         result = excinfo.value.result
-        lines = [f"{result.verdict.value}: property {result.property} after {result.examples} "
-                 f"examples (seed {result.seed})", f"reason: {result.reason}"]
+        lines = [
+            f"{result.verdict.value}: property {result.property} after {result.examples} "
+            f"examples (seed {result.seed})",
+            f"reason: {result.reason}",
+        ]
         example = result.counterexample or {}
         if "chunks" in example:
             lines.append(f"shrunk input: {json.dumps(example['chunks'], ensure_ascii=False)}")
         for key in ("expected", "actual"):
             if key in example:
                 lines.append(f"{key}: {json.dumps(example[key], ensure_ascii=False)}")
-        lines.append(f"replay: conformance fuzz --impl {self.label}=... --property "
-                     f"{result.property} --seed {result.seed} --database none")
+        lines.append(
+            f"replay: conformance fuzz --impl {self.label}=... --property "
+            f"{result.property} --seed {result.seed} --database none"
+        )
         return "\n".join(lines)
 
     def reportinfo(self) -> tuple[str, int, str]:

@@ -123,9 +123,14 @@ def test_fuzzing_through_pytest(run, pytester: pytest.Pytester):
         "settings.load_profile('tiny')\n"
     )
     reports = pytester.path / "reports"
-    result = run("--conformance-impl", "bug=python:tests.fuzz_targets:NativeFlushesCarry",
-                 "--conformance-fuzz", "-m", "conformance_fuzz",
-                 f"--conformance-report-dir={reports}")
+    result = run(
+        "--conformance-impl",
+        "bug=python:tests.fuzz_targets:NativeFlushesCarry",
+        "--conformance-fuzz",
+        "-m",
+        "conformance_fuzz",
+        f"--conformance-report-dir={reports}",
+    )
     assert result.ret == 1
     outcomes = result.parseoutcomes()
     assert outcomes["failed"] >= 1 and outcomes["failed"] + outcomes["passed"] == 6
@@ -133,7 +138,14 @@ def test_fuzzing_through_pytest(run, pytester: pytest.Pytester):
     data = json.loads((reports / "results.json").read_text())
     fuzz = data["implementations"][0]["fuzz"]
     assert {entry["property"] for entry in fuzz} == {
-        "differential", "chunking", "whole", "discipline", "idempotence", "conservation"}
-    reference = run("--conformance-impl", "reference", "--conformance-fuzz", "-m",
-                    "conformance_fuzz")
+        "differential",
+        "chunking",
+        "whole",
+        "discipline",
+        "idempotence",
+        "conservation",
+    }
+    reference = run(
+        "--conformance-impl", "reference", "--conformance-fuzz", "-m", "conformance_fuzz"
+    )
     assert reference.ret == 0
