@@ -45,9 +45,6 @@ class Grammar:
     starts: str
     #: The longest string `prefix` can match; bounds the held-back suffix.
     max_prefix: int
-    #: Under exact matching, the delimiters themselves: substring tests on them (in C) tell
-    #: most chunks apart from those that need the regular expression.
-    literals: tuple[str, ...] = ()
 
     def is_close(self, delimiter: str) -> bool:
         """Whether a matched delimiter is a closing one."""
@@ -113,7 +110,6 @@ def compile_grammar(pairs: tuple[tuple[str, str], ...], tolerant: bool) -> Gramm
             sorted({d[0] for pair in pairs for d in pair} | _case_twins(pairs, tolerant))
         ),
         max_prefix=longest - 1 + gaps,
-        literals=() if tolerant else tuple(sorted({d for pair in pairs for d in pair})),
     )
 
 

@@ -8,7 +8,6 @@ forbids releasing before the block closes.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Mapping
 from typing import Any, TypedDict
 
@@ -106,14 +105,7 @@ class Normalizer:
     def _scan(self, text: str, assistant: list[str], thought: list[str]) -> None:
         grammar = self._grammar
         pos = 0
-        literals = grammar.literals
-        # Substring tests run in C: most chunks hold no whole delimiter, and then only their
-        # tail can matter. The regular expression runs only when one is there.
-        if literals and not any(literal in text for literal in literals):
-            matches: Iterable[re.Match[str]] = ()
-        else:
-            matches = grammar.delimiter.finditer(text)
-        for match in matches:
+        for match in grammar.delimiter.finditer(text):
             begin = match.start()
             if begin > pos:
                 self._route(text[pos:begin], assistant, thought)
