@@ -20,12 +20,14 @@ from ._cli_common import (
     EXIT_OK,
     EXIT_USAGE,
     cases_option,
+    options_option,
     progress_line,
+    report_dir_option,
+    timeout_option,
     usage_error,
 )
 from ._cli_implementations import bench, fingerprint, matrix, smoke
 from ._dump import dump_corpus
-from ._impls import DEFAULT_TIMEOUT
 from ._results import CHECKS
 from ._select import Selection
 from ._taxonomy_table import render_taxonomy, replace_between_markers
@@ -48,13 +50,9 @@ def main() -> None:
     help="An implementation: `reference`, `python:module:attr` or `cmd:<command>` "
     "(repeatable; several give the side-by-side report). Default: the reference.",
 )
-@click.option(
-    "--options",
-    "option_sets",
-    multiple=True,
-    metavar="[NAME=]JSON",
-    help="Options to run under, overriding what the implementation declares "
-    "(JSON object; prefix NAME= for one implementation).",
+@options_option(
+    "Options to run under, overriding what the implementation declares "
+    "(JSON object; prefix NAME= for one implementation)."
 )
 @cases_option
 @click.option("--category", "categories", multiple=True, help="Only this category.")
@@ -79,13 +77,7 @@ def main() -> None:
     help="pytest-style expression over ID, slug, category, "
     "taxonomy and level, e.g. 'split and not lone'.",
 )
-@click.option(
-    "--report-dir",
-    type=click.Path(file_okay=False, path_type=Path),
-    default=Path("reports"),
-    show_default=True,
-    help="Where the reports go.",
-)
+@report_dir_option()
 @click.option(
     "--expectations",
     "expectations_dir",
@@ -93,13 +85,7 @@ def main() -> None:
     help="Directory of expected-failure files `<NAME>.yaml` "
     "(default: ./expectations if it exists).",
 )
-@click.option(
-    "--timeout",
-    type=float,
-    default=DEFAULT_TIMEOUT,
-    show_default=True,
-    help="Seconds a `cmd:` implementation may take per request.",
-)
+@timeout_option()
 @click.option(
     "--validate-protocol",
     is_flag=True,
@@ -149,13 +135,7 @@ def run(
     metavar="[NAME=]SPEC",
     help="An implementation to fuzz (repeatable). Default: the reference.",
 )
-@click.option(
-    "--options",
-    "option_sets",
-    multiple=True,
-    metavar="[NAME=]JSON",
-    help="Options to fuzz under, overriding what the implementation declares.",
-)
+@options_option("Options to fuzz under, overriding what the implementation declares.")
 @click.option(
     "--property",
     "properties",
@@ -186,20 +166,8 @@ def run(
     help="Directory of Hypothesis' example database (shared between runs and CI "
     "machines; failures found before are replayed first), or `none`.",
 )
-@click.option(
-    "--report-dir",
-    type=click.Path(file_okay=False, path_type=Path),
-    default=Path("reports"),
-    show_default=True,
-    help="Reports go here, and minimal failing cases into its `found/`.",
-)
-@click.option(
-    "--timeout",
-    type=float,
-    default=DEFAULT_TIMEOUT,
-    show_default=True,
-    help="Seconds a `cmd:` implementation may take per request.",
-)
+@report_dir_option("Reports go here, and minimal failing cases into its `found/`.")
+@timeout_option()
 def fuzz(
     impls: tuple[str, ...],
     option_sets: tuple[str, ...],

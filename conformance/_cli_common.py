@@ -32,6 +32,22 @@ impl_option = click.option(
 )
 
 
+def report_dir_option(help_text: str = "Where the reports go.") -> Callable[[Any], Any]:
+    return click.option(
+        "--report-dir",
+        type=click.Path(file_okay=False, path_type=Path),
+        default=Path("reports"),
+        show_default=True,
+        help=help_text,
+    )
+
+
+def options_option(help_text: str) -> Callable[[Any], Any]:
+    return click.option(
+        "--options", "option_sets", multiple=True, metavar="[NAME=]JSON", help=help_text
+    )
+
+
 def timeout_option(default: float = 5.0, why: str = "") -> Callable[[Any], Any]:
     return click.option(
         "--timeout",

@@ -9,7 +9,14 @@ from pathlib import Path
 import click
 
 from .._cases import bundled_cases_dir, load_corpus
-from .._cli_common import EXIT_FAILED, EXIT_OK, EXIT_USAGE, cases_option
+from .._cli_common import (
+    EXIT_FAILED,
+    EXIT_OK,
+    EXIT_USAGE,
+    cases_option,
+    options_option,
+    report_dir_option,
+)
 from .._results import CHECKS
 from .._select import Selection
 from ..errors import ConformanceError
@@ -259,24 +266,12 @@ def approve(
     metavar="[NAME=]python:module:attr",
     help="A Python client declaring the `http` capability (repeatable).",
 )
-@click.option(
-    "--options",
-    "option_sets",
-    multiple=True,
-    metavar="[NAME=]JSON",
-    help="Options to judge under, overriding what the client declares.",
-)
+@options_option("Options to judge under, overriding what the client declares.")
 @cases_option
 @click.option("--category", "categories", multiple=True, help="Only this category.")
 @click.option("--id", "ids", multiple=True, help="Only this case ID.")
 @click.option("-k", "keyword", help="pytest-style expression over ID, slug, category, ...")
-@click.option(
-    "--report-dir",
-    type=click.Path(file_okay=False, path_type=Path),
-    default=Path("reports"),
-    show_default=True,
-    help="Where the reports go.",
-)
+@report_dir_option()
 def replay(
     impls: tuple[str, ...],
     option_sets: tuple[str, ...],
