@@ -12,7 +12,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from ._cases import Case, Chunk, case_from_mapping
-from ._check import _minimal_when, profiles_for, reference_output
+from ._check import minimal_when, profiles_for, reference_output
 from ._options import DEFAULT, Options
 
 ID_ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"
@@ -77,7 +77,7 @@ def expectations_for(
         )
         if missing is None:
             break
-        when = _minimal_when(case, *missing)
+        when = minimal_when(case, *missing)
         raw["variants"].append({"when": when, **_channels(case, DEFAULT.updated(when))})
     if not raw["variants"]:
         del raw["variants"]

@@ -215,7 +215,7 @@ def _agreement(case: Case, *, suggest: bool) -> Iterator[CaseFileError]:
         stream, whole = reference_output(case, options)
         if (stream, whole) == (expectation.stream, expectation.whole):
             continue
-        minimal = _minimal_when(case, options, (stream, whole))
+        minimal = minimal_when(case, options, (stream, whole))
         line = next((v.line for v in case.variants if v.when == expectation.when), case.line)
         key = (line, repr(sorted(minimal.items())))
         if key in reported:
@@ -239,7 +239,7 @@ def _agreement(case: Case, *, suggest: bool) -> Iterator[CaseFileError]:
         yield CaseFileError(case.file, line, message)
 
 
-def _minimal_when(
+def minimal_when(
     case: Case, options: Options, output: tuple[Channels, Channels]
 ) -> dict[str, Any]:
     """The smallest set of option values, from those where `options` differs from the

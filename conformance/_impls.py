@@ -49,7 +49,14 @@ def _default_label(spec: str) -> str:
     kind, _, rest = spec.partition(":")
     if kind == "python":
         return rest.rpartition(":")[2] or rest
-    words = shlex.split(rest)
+    # The last word naming something before the first long option: the program, or the
+    # module after `-m` (option values, JSON above all, make poor labels).
+    words: list[str] = []
+    for word in shlex.split(rest):
+        if word.startswith("--"):
+            break
+        if not word.startswith("-"):
+            words.append(word)
     return words[-1].rsplit("/", 1)[-1] if words else "cmd"
 
 
