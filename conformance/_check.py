@@ -239,9 +239,7 @@ def _agreement(case: Case, *, suggest: bool) -> Iterator[CaseFileError]:
         yield CaseFileError(case.file, line, message)
 
 
-def minimal_when(
-    case: Case, options: Options, output: tuple[Channels, Channels]
-) -> dict[str, Any]:
+def minimal_when(case: Case, options: Options, output: tuple[Channels, Channels]) -> dict[str, Any]:
     """The smallest set of option values, from those where `options` differs from the
     default, under which the reference gives the same output."""
     differences = options.differences()
