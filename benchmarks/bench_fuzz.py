@@ -22,17 +22,9 @@ sys.path.insert(0, str(ROOT))
 from conformance._fuzz import PROPERTIES, Target, run_property  # noqa: E402
 from conformance._impls import connect, parse_impl  # noqa: E402
 from conformance._options import Options  # noqa: E402
+from tests.fuzz_targets import ALL as TARGETS  # noqa: E402
 
 CMD_REFERENCE = f"cmd:{shlex.quote(sys.executable)} -m conformance.reference"
-TARGETS = [
-    "EmptyChunkClearsCarry",
-    "ThreePieces",
-    "NativeFlushesCarry",
-    "NearMissClose",
-    "FlushDuplicates",
-    "LaterBlock",
-    "ByteOffsets",
-]
 
 
 def target(spec: str) -> Target:

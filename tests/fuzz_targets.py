@@ -137,3 +137,15 @@ class ByteOffsets(Normalizer):
             self._carry = carry[leak:]
             return {**delta, "assistant": delta["assistant"] + carry[:leak]}
         return delta
+
+
+#: Every normalizer here, by attribute name (the `python:tests.fuzz_targets:NAME` spec).
+ALL = (
+    "EmptyChunkClearsCarry",
+    "ThreePieces",
+    "NativeFlushesCarry",
+    "NearMissClose",
+    "FlushDuplicates",
+    "LaterBlock",
+    "ByteOffsets",
+)

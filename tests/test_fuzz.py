@@ -21,16 +21,9 @@ from conformance._results import Verdict
 from conformance._runner import run_implementation
 from conformance.reference import join, normalize_stream
 
+from .fuzz_targets import ALL
+
 ROOT = Path(__file__).resolve().parent.parent
-TARGETS = [
-    "EmptyChunkClearsCarry",
-    "ThreePieces",
-    "NativeFlushesCarry",
-    "NearMissClose",
-    "FlushDuplicates",
-    "LaterBlock",
-    "ByteOffsets",
-]
 
 
 def cli(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
@@ -92,14 +85,14 @@ def test_fuzzing_the_reference_finds_nothing(tmp_path: Path):
     assert not (tmp_path / "found").exists()
 
 
-@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize("target", ALL)
 def test_the_corpus_does_not_catch_the_fuzz_targets(target):
     cases = load_corpus([bundled_cases_dir()]).cases
     run = run_implementation(connect(parse_impl(f"python:tests.fuzz_targets:{target}")), cases)
     assert [r for r in run.results if not r.verdict.ok] == []
 
 
-@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize("target", ALL)
 def test_the_fuzzer_finds_shrinks_and_writes_each_bug(target, tmp_path: Path):
     impl = f"python:tests.fuzz_targets:{target}"
     reports = tmp_path / "reports"
