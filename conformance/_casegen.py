@@ -160,9 +160,17 @@ def _flow(value: Any) -> str:
     return json.dumps(value)
 
 
-def render_case_file(category: str, description: str, cases: Sequence[Mapping[str, Any]]) -> str:
-    """A case file in the corpus's style, valid under the case schema."""
+def render_case_file(
+    category: str,
+    description: str,
+    cases: Sequence[Mapping[str, Any]],
+    contract: str | None = None,
+) -> str:
+    """A case file in the corpus's style, valid under the case schema (or, with `contract`,
+    under that contract's)."""
     lines = [f"category: {category}", f"description: {quote(description)}", "cases:"]
+    if contract is not None:
+        lines.insert(0, f"contract: {contract}")
     for case in cases:
         first = True
         for key, value in case.items():

@@ -151,6 +151,33 @@ class Case:
 
 
 @dataclass(frozen=True, slots=True)
+class ContractCase:
+    """A case of another contract (docs/contracts.md): its input and expected output are
+    that contract's own shapes, which its module interprets."""
+
+    id: str
+    slug: str
+    title: str
+    taxonomy: str
+    level: str
+    category: str
+    contract: str
+    input: Mapping[str, Any]
+    expected: Mapping[str, Any]
+    provenance: tuple[Provenance, ...]
+    note: str | None
+    file: Path
+    line: int
+    #: Contract cases are written inline: never decoded from a cassette, never pending.
+    cassette: None = None
+    pending: bool = False
+
+    @property
+    def where(self) -> str:
+        return f"{self.file}:{self.line}"
+
+
+@dataclass(frozen=True, slots=True)
 class CaseFileError:
     """A problem in a case file, at a line (1-based; 0 when the file as a whole)."""
 
@@ -164,7 +191,7 @@ class CaseFileError:
 
 @dataclass(frozen=True, slots=True)
 class Corpus:
-    cases: tuple[Case, ...]
+    cases: tuple[Case | ContractCase, ...]
     errors: tuple[CaseFileError, ...]
     files: tuple[Path, ...]
 
@@ -196,7 +223,7 @@ def case_files(paths: Iterable[Path]) -> list[Path]:
 def load_corpus(paths: Iterable[Path]) -> Corpus:
     """Load every case file under `paths`; problems are collected, never raised."""
     files = case_files(paths)
-    cases: list[Case] = []
+    cases: list[Case | ContractCase] = []
     errors: list[CaseFileError] = []
     for path in files:
         file_cases, file_errors = load_file(path)
@@ -205,7 +232,7 @@ def load_corpus(paths: Iterable[Path]) -> Corpus:
     return Corpus(tuple(cases), tuple(errors), tuple(files))
 
 
-def load_file(path: Path) -> tuple[list[Case], list[CaseFileError]]:
+def load_file(path: Path) -> tuple[list[Case | ContractCase], list[CaseFileError]]:
     try:
         text = path.read_text("utf-8")
     except (OSError, UnicodeDecodeError) as error:
@@ -230,6 +257,9 @@ def load_file(path: Path) -> tuple[list[Case], list[CaseFileError]]:
             CaseFileError(path, 1, "the file is empty; a case file needs `category:` and `cases:`"),
         ]
     errors += [CaseFileError(path, line, message) for line, message in duplicate_keys(node)]
+    contract = data.get("contract") if isinstance(data, dict) else None
+    if contract is not None:
+        return _contract_cases(data, node, path, errors)
     validator = jsonschema.Draft202012Validator(schema("case-file.schema.json"))
     schema_errors = sorted(validator.iter_errors(data), key=lambda e: list(e.absolute_path))
     for error in schema_errors:
@@ -250,6 +280,52 @@ def load_file(path: Path) -> tuple[list[Case], list[CaseFileError]]:
             errors.append(chunks)
             continue
         cases.append(_case(raw, data["category"], path, at_case, *chunks))
+    return cases, errors
+
+
+def _contract_cases(
+    data: Mapping[str, Any], node: yaml.Node, path: Path, errors: list[CaseFileError]
+) -> tuple[list[Any], list[CaseFileError]]:
+    """The cases of a file of another contract, validated by that contract's schema."""
+    from .contracts import NAMES, contract
+
+    name = data["contract"]
+    if name not in NAMES:
+        known = ", ".join(NAMES)
+        errors.append(
+            CaseFileError(
+                path,
+                line_of(node, ["contract"]),
+                f"unknown contract {name!r}; the contracts are {known} (or none: normalizer)",
+            )
+        )
+        return [], errors
+    validator = jsonschema.Draft202012Validator(schema(contract(name).SCHEMA))
+    schema_errors = sorted(validator.iter_errors(data), key=lambda e: list(e.absolute_path))
+    for error in schema_errors:
+        errors.append(CaseFileError(path, line_of(node, error.absolute_path), describe(error)))
+    bad = {tuple(e.absolute_path)[:2] for e in schema_errors}
+    if any(len(p) < 2 for p in bad):
+        return [], errors
+    cases = [
+        ContractCase(
+            id=raw["id"],
+            slug=raw["slug"],
+            title=raw["title"],
+            taxonomy=raw["taxonomy"],
+            level=raw["level"],
+            category=data["category"],
+            contract=name,
+            input=raw["input"],
+            expected=raw["expected"],
+            provenance=tuple(Provenance(**p) for p in raw["provenance"]),
+            note=raw.get("note"),
+            file=path,
+            line=line_of(node, ["cases", index]),
+        )
+        for index, raw in enumerate(data["cases"])
+        if ("cases", index) not in bad
+    ]
     return cases, errors
 
 

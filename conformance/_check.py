@@ -16,7 +16,7 @@ from typing import Any
 
 import yaml
 
-from ._cases import Case, CaseFileError, Channels, Corpus, Expectation
+from ._cases import Case, CaseFileError, Channels, ContractCase, Corpus, Expectation
 from ._options import DEFAULT, ENUMERATED, Options, enumerated_profiles
 from .reference import join, normalize_stream, normalize_whole
 
@@ -64,6 +64,9 @@ def check_corpus(
     problems += _identities(corpus.cases, retired)
     problems += _taxonomy(corpus.cases, taxonomy, coverage=coverage)
     for case in corpus.cases:
+        if isinstance(case, ContractCase):
+            problems += _contract_agreement(case)
+            continue
         problems += _conservation(case)
         problems += _agreement(case, suggest=suggest)
     return sorted(problems, key=lambda p: (str(p.file), p.line))
@@ -114,6 +117,25 @@ def _taxonomy(
                 line,
                 f"taxonomy entry {entry} has no case: "
                 "add one, or remove the entry if nothing can show it",
+            )
+
+
+def _contract_agreement(case: ContractCase) -> Iterator[CaseFileError]:
+    """A case of another contract must pass its checks against that contract's reference."""
+    from .contracts import contract
+
+    module = contract(case.contract)
+    for check in module.CHECKS:
+        payloads = module.requests(case.input, check)
+        if not payloads:
+            continue
+        replies = [module.reference(payload) for payload in payloads]
+        verdict, reason, _ = module.judge(case.input, case.expected, check, replies)
+        if verdict != "PASS":
+            yield CaseFileError(
+                case.file,
+                case.line,
+                f"{case.id}: the {case.contract} reference fails check {check}: {reason}",
             )
 
 

@@ -28,7 +28,7 @@ from ._cli_common import (
 )
 from ._cli_implementations import bench, fingerprint, matrix, smoke
 from ._dump import dump_corpus
-from ._results import CHECKS
+from ._results import ALL_CHECKS, FUZZ_PROPERTIES
 from ._select import Selection
 from ._taxonomy_table import render_taxonomy, replace_between_markers
 from .cassettes._commands import COMMANDS as cassette_commands
@@ -68,7 +68,7 @@ def main() -> None:
     "--check",
     "checks",
     multiple=True,
-    type=click.Choice(list(CHECKS)),
+    type=click.Choice(list(ALL_CHECKS)),
     help="Only this check (default: all).",
 )
 @click.option(
@@ -113,7 +113,9 @@ def run(
         impls=impls or ("reference",),
         option_sets=option_sets,
         case_dirs=case_dirs or (bundled_cases_dir(),),
-        selection=Selection(categories, taxonomy_entries, ids, levels, checks or CHECKS, keyword),
+        selection=Selection(
+            categories, taxonomy_entries, ids, levels, checks or ALL_CHECKS, keyword
+        ),
         report_dir=report_dir,
         expectations_dir=expectations_dir
         or (Path("expectations") if Path("expectations").is_dir() else None),
@@ -140,10 +142,9 @@ def run(
     "--property",
     "properties",
     multiple=True,
-    type=click.Choice(
-        ["differential", "chunking", "whole", "discipline", "idempotence", "conservation"]
-    ),
-    help="Only this property (repeatable). Default: all six.",
+    type=click.Choice(list(FUZZ_PROPERTIES)),
+    help="Only this property (repeatable). Default: all: the normalizer's six, then the "
+    "render and egress contracts' (SKIP for an implementation without them).",
 )
 @click.option(
     "--max-examples",
@@ -180,14 +181,13 @@ def fuzz(
     timeout: float,
 ) -> None:
     """Property-based fuzzing: find, shrink and write minimal failing cases."""
-    from ._fuzz import PROPERTIES
     from ._fuzz_session import FuzzSettings, execute_fuzz
 
     settings = FuzzSettings(
         impls=impls or ("reference",),
         option_sets=option_sets,
         case_dirs=(bundled_cases_dir(),),
-        properties=properties or PROPERTIES,
+        properties=properties or FUZZ_PROPERTIES,
         max_examples=max_examples,
         seconds=seconds,
         seed=seed,

@@ -7,6 +7,7 @@ implementation does wrong (raises, hangs, crashes, answers garbage) becomes a `R
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -34,15 +35,30 @@ class WholeRequest:
         return {"op": "whole", "id": ident, "content": self.content, "reasoning": self.reasoning}
 
 
-Request = StreamRequest | WholeRequest
+@dataclass(frozen=True, slots=True)
+class OpRequest:
+    """A request of another contract (docs/contracts.md): an op and its payload."""
+
+    op: str
+    payload: Mapping[str, Any]
+    #: The method a `python:` implementation answers it with.
+    method: str
+
+    def to_wire(self, ident: str) -> dict[str, Any]:
+        return {"op": self.op, "id": ident, **self.payload}
+
+
+Request = StreamRequest | WholeRequest | OpRequest
 
 
 @dataclass(frozen=True, slots=True)
 class Reply:
-    """The outcome of one request: exactly one of the first four fields is set."""
+    """The outcome of one request: exactly one of the first five fields is set."""
 
     deltas: list[dict[str, str]] | None = None
     channels: dict[str, str] | None = None
+    #: The reply body of an `OpRequest` (the reply without `id`), for its contract to judge.
+    value: dict[str, Any] | None = None
     error: str | None = None
     unsupported: str | None = None
     timeout: bool = False
@@ -110,6 +126,18 @@ class InProcessConnection:
     def _one(self, request: Request) -> Reply:
         try:
             normalizer = self.factory()
+            if isinstance(request, OpRequest):
+                method = getattr(normalizer, request.method, None)
+                if method is None:
+                    return Reply(unsupported=f"no {request.method}() method")
+                before = json.dumps(request.payload, sort_keys=True)
+                value = method(**request.payload)
+                if json.dumps(request.payload, sort_keys=True) != before:
+                    # An op works on its input; changing it (a stored history, say) is a bug.
+                    return Reply(error=f"{request.method}() changed its input in place")
+                if not isinstance(value, Mapping):
+                    return Reply(error=f"{request.method}() must return an object, not {value!r}")
+                return Reply(value=dict(value))
             if isinstance(request, WholeRequest):
                 whole = getattr(normalizer, "whole", None)
                 if whole is not None:

@@ -7,7 +7,7 @@ import json
 from typing import Any
 
 from . import SPEC_VERSION, __version__
-from ._cases import Case, Corpus
+from ._cases import Case, ContractCase, Corpus
 from ._options import CHOICES, DEFAULT, ENUMERATED
 
 
@@ -48,10 +48,28 @@ def content_hash(data: dict[str, Any]) -> str:
     return "sha256:" + hashlib.sha256(canonical.encode("utf-8")).hexdigest()
 
 
+def contract_case_json(case: ContractCase) -> dict[str, Any]:
+    return {
+        "id": case.id,
+        "slug": case.slug,
+        "title": case.title,
+        "category": case.category,
+        "contract": case.contract,
+        "taxonomy": case.taxonomy,
+        "level": case.level,
+        "input": dict(case.input),
+        "expected": dict(case.expected),
+        "provenance": [
+            {"kind": p.kind, "ref": p.ref, **({"test": p.test} if p.test else {})}
+            for p in case.provenance
+        ],
+    }
+
+
 def dump_corpus(corpus: Corpus) -> dict[str, Any]:
     cases = []
     for case in corpus.cases:
-        data = case_json(case)
+        data = contract_case_json(case) if isinstance(case, ContractCase) else case_json(case)
         data["hash"] = content_hash(data)
         cases.append(data)
     return {

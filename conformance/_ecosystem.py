@@ -19,7 +19,7 @@ from ._bugclass import CLASSES, classify
 from ._fingerprint import format_value
 from ._matrix import FAILED, Entry, Matrix
 from ._options import OPTION_NAMES, Options
-from ._results import CHECKS, CaseResult, Verdict
+from ._results import ALL_CHECKS, CHECKS, CaseResult, Verdict
 from .adapters import shown
 from .reports._common import format_options
 from .reports._markdown import _category_table, cell, code, text
@@ -220,7 +220,7 @@ def _size(result: CaseResult) -> tuple[int, int, int, str]:
     """Smallest first: fewest characters of input, then fewest chunks, then check order."""
     chunks = result.chunks or []
     characters = sum(len(c.get("content") or "") + len(c.get("reasoning") or "") for c in chunks)
-    return characters, len(chunks), CHECKS.index(result.check), result.case
+    return characters, len(chunks), ALL_CHECKS.index(result.check), result.case
 
 
 def _notation(chunks: Sequence[Mapping[str, Any]]) -> str:

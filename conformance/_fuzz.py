@@ -24,13 +24,16 @@ from . import strategies as cs
 from ._casegen import expectations_for, guess_taxonomy, new_case_id, render_case_file
 from ._cases import Channels, Chunk
 from ._check import unaccounted
-from ._connections import Connection, Reply, StreamRequest, WholeRequest
+from ._connections import Connection, OpRequest, Reply, StreamRequest, WholeRequest
 from ._judge import squeeze
 from ._options import Options, is_enumerated
-from ._results import FuzzResult, Verdict
+from ._results import FUZZ_PROPERTIES, FuzzResult, Verdict
+from .contracts import NAMES as contract_names_tuple
+from .contracts import contract
 from .reference import join, normalize_stream, normalize_whole
 
-PROPERTIES = ("differential", "chunking", "whole", "discipline", "idempotence", "conservation")
+#: The normalizer's properties, then the other contracts' (docs/contracts.md).
+PROPERTIES = FUZZ_PROPERTIES
 #: Examples per Hypothesis run; a time budget runs slices of this size until time is up.
 SLICE = 250
 
@@ -43,6 +46,9 @@ class Counterexample:
     actual: Mapping[str, str] | None = None
     #: Set when the implementation failed to answer rather than answered wrongly.
     error: bool = False
+    #: For another contract's property: its name and the request payload that failed.
+    contract: str | None = None
+    payload: Mapping[str, Any] | None = None
 
     def to_json(self) -> dict[str, Any]:
         data: dict[str, Any] = {"chunks": self.chunks, "reason": self.reason}
@@ -50,6 +56,9 @@ class Counterexample:
             data["expected"] = dict(self.expected)
         if self.actual is not None:
             data["actual"] = dict(self.actual)
+        if self.contract is not None:
+            data["contract"] = self.contract
+            data["input"] = dict(self.payload or {})
         return data
 
 
@@ -100,6 +109,28 @@ class Target:
         reply = self.connection.send([WholeRequest(content, reasoning)])[0]
         chunks = [{"content": content, "reasoning": reasoning}]
         return _answer(reply, chunks).channels or {}
+
+    def op(self, name: str, method: str, payload: dict[str, Any]) -> dict[str, Any]:
+        """Another contract's op; raises Unsupported when the implementation has none."""
+        reply = self.connection.send([OpRequest(name, payload, method)])[0]
+        if reply.unsupported is not None:
+            raise Unsupported(reply.unsupported)
+        if reply.timeout or reply.error is not None:
+            what = "no reply in time" if reply.timeout else reply.error
+            raise PropertyFailure(
+                Counterexample(
+                    [],
+                    f"the implementation failed: {what}",
+                    error=True,
+                    contract=name,
+                    payload=payload,
+                )
+            )
+        return reply.value or {}
+
+
+class Unsupported(Exception):
+    """The implementation does not answer this contract's op: the property is SKIP."""
 
 
 def _answer(reply: Reply, chunks: list[dict[str, Any]]) -> Reply:
@@ -229,6 +260,33 @@ def conservation(target: Target, chunks: list[dict[str, Any]], data: st.DataObje
         _fail(chunks, problem, None, actual)
 
 
+def contract_property(name: str) -> Callable[[Target, list[dict[str, Any]], st.DataObject], None]:
+    """Another contract's checks on random requests, judged against its reference."""
+
+    def check(target: Target, chunks: list[dict[str, Any]], data: st.DataObject) -> None:
+        module = contract(name)
+        case_input = data.draw(cs.contract_inputs(name), label="input")
+        expected = module.expected_for(case_input)
+        for check_name in module.CHECKS:
+            payloads = module.requests(case_input, check_name)
+            bodies = [target.op(name, module.METHOD, payload) for payload in payloads]
+            if not payloads:
+                continue
+            verdict, reason, _ = module.judge(case_input, expected, check_name, bodies)
+            if verdict != Verdict.PASS.value:
+                raise PropertyFailure(
+                    Counterexample(
+                        [],
+                        f"{check_name}: {reason} (input {json.dumps(case_input)[:300]})",
+                        contract=name,
+                        payload=case_input,
+                    )
+                )
+
+    check.__doc__ = f"The {name} contract's checks hold against its reference."
+    return check
+
+
 CHECKS: dict[str, Callable[[Target, list[dict[str, Any]], st.DataObject], None]] = {
     "differential": differential,
     "chunking": chunking,
@@ -236,6 +294,8 @@ CHECKS: dict[str, Callable[[Target, list[dict[str, Any]], st.DataObject], None]]
     "discipline": discipline,
     "idempotence": idempotence,
     "conservation": conservation,
+    "render": contract_property("render"),
+    "egress": contract_property("egress"),
 }
 
 
@@ -291,7 +351,8 @@ def run_property(
             example.to_json() if example else None,
         )
 
-    stored = sorted(database.fetch(key), key=len) if database is not None else []
+    is_contract = name in contract_names_tuple
+    stored = sorted(database.fetch(key), key=len) if database and not is_contract else []
     for value in stored:
         chunks = json.loads(value)
         target.examples += 1
@@ -329,9 +390,11 @@ def run_property(
         )(hypothesis.given(cs.streams(target.options), st.data())(test))
         try:
             hypothesis.seed(slice_seed)(runner)()
+        except Unsupported as unsupported:
+            return result(Verdict.SKIP, seed, reason=f"unsupported: {unsupported}")
         except PropertyFailure:
             example = found[-1]
-            if database is not None:
+            if database is not None and not is_contract:
                 database.save(key, json.dumps(example.chunks).encode())
             return result(Verdict.ERROR if example.error else Verdict.FAIL, slice_seed, example)
         except Exception as error:  # Hypothesis itself gave up: report it, do not crash
@@ -375,6 +438,42 @@ def found_case(
         f"Found by `conformance fuzz` against {label}; review the "
         "expected channels against SPEC.md before committing.",
         [case],
+    )
+    return case_id, text
+
+
+def found_contract_case(
+    result: FuzzResult, label: str, spec: str, taken: Iterable[str]
+) -> tuple[str, str]:
+    """A ready-to-commit case file of another contract for a counterexample."""
+    assert result.counterexample is not None
+    name = result.counterexample["contract"]
+    module = contract(name)
+    case_input = result.counterexample["input"]
+    case_id = new_case_id(taken, random.Random(repr((case_input, result.property, label))))
+    case = {
+        "id": case_id,
+        "slug": f"fuzz-{name}-{case_id.lower()}",
+        "title": f"Found by the {name} property against {label}"[:90],
+        "taxonomy": module.guess_taxonomy(case_input),
+        "level": "must",
+        "input": case_input,
+        "expected": module.expected_for(case_input),
+        "provenance": [
+            {
+                "kind": "fuzz",
+                "ref": f"conformance fuzz --impl {spec} --seed {result.seed}",
+                "test": result.property,
+            }
+        ],
+        "note": result.reason,
+    }
+    text = render_case_file(
+        f"fuzz-{name}",
+        f"Found by `conformance fuzz` against {label}; "
+        "review the expected output against SPEC.md before committing.",
+        [case],
+        contract=name,
     )
     return case_id, text
 

@@ -13,7 +13,14 @@ from hypothesis.database import DirectoryBasedExampleDatabase
 
 from ._cases import load_corpus
 from ._check import load_retired
-from ._fuzz import PROPERTIES, Target, found_case, run_property, write_found
+from ._fuzz import (
+    PROPERTIES,
+    Target,
+    found_case,
+    found_contract_case,
+    run_property,
+    write_found,
+)
 from ._options import Options
 from ._results import ImplementationRun, Verdict
 from ._session import exit_status, finish, implementation_specs, open_connection
@@ -89,8 +96,12 @@ def execute_fuzz(
                     key=f"{spec.label}/{name}".encode(),
                     deadline=deadline,
                 )
-                if result.verdict in (Verdict.FAIL, Verdict.ERROR) and result.counterexample:
-                    case_id, text = found_case(result, spec.label, spec.spec, options, taken)
+                example = result.counterexample
+                if result.verdict in (Verdict.FAIL, Verdict.ERROR) and example:
+                    if "contract" in example:
+                        case_id, text = found_contract_case(result, spec.label, spec.spec, taken)
+                    else:
+                        case_id, text = found_case(result, spec.label, spec.spec, options, taken)
                     taken.add(case_id)
                     path = write_found(found_dir, spec.label, case_id, text, name)
                     result = dataclasses.replace(result, case_file=str(path))

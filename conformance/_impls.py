@@ -92,12 +92,12 @@ def connect(
 
 
 def _reference(spec: ImplementationSpec) -> Connection:
-    from .reference import Normalizer
+    from .reference import ReferenceImplementation
 
     options = effective_options(spec, {})
 
-    def factory() -> Normalizer:
-        return Normalizer(options)
+    def factory() -> ReferenceImplementation:
+        return ReferenceImplementation(options)
 
     info = ImplementationInfo(
         spec.label, "reference", __version__, "python", options.to_json(), spec.spec

@@ -25,7 +25,15 @@ from ._expectations import ExpectedFailures, load_expected_failures
 from ._fingerprint import Fingerprint, fingerprint
 from ._impls import connect, parse_impl
 from ._options import Options
-from ._results import CHECKS, CaseResult, ImplementationInfo, ImplementationRun, Run, Verdict
+from ._results import (
+    ALL_CHECKS,
+    CHECKS,
+    CaseResult,
+    ImplementationInfo,
+    ImplementationRun,
+    Run,
+    Verdict,
+)
 from ._runner import new_run, run_implementation
 from ._session import summary_table
 from .adapters import ADAPTERS, EXPECTATIONS_DIR, Adapter
@@ -192,7 +200,7 @@ def expectation_entries(
             matched.setdefault(result.case, []).append((result, rule))
     entries = {}
     for case in sorted(matched):
-        pairs = sorted(matched[case], key=lambda pair: CHECKS.index(pair[0].check))
+        pairs = sorted(matched[case], key=lambda pair: ALL_CHECKS.index(pair[0].check))
         reasons = list(dict.fromkeys(" ".join(rule["reason"].split()) for _, rule in pairs))
         link = next((rule["link"] for _, rule in pairs if rule.get("link")), None)
         entry: dict[str, Any] = {"reason": "; ".join(reasons)}

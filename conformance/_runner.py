@@ -11,13 +11,14 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 
 from . import SPEC_VERSION, __version__
-from ._cases import Case, Chunk, Expectation
+from ._cases import Case, Chunk, ContractCase, Expectation
 from ._chunking import one_char_chunks, split_points
-from ._connections import Connection, Reply, Request, StreamRequest, WholeRequest
+from ._connections import Connection, OpRequest, Reply, Request, StreamRequest, WholeRequest
 from ._expectations import ExpectedFailures
 from ._judge import Judgement, compare, first_divergence, holdback
 from ._options import Options
-from ._results import CHECKS, CaseResult, ImplementationRun, Run, Verdict, worst
+from ._results import ALL_CHECKS, CHECKS, CaseResult, ImplementationRun, Run, Verdict, worst
+from .contracts import contract
 from .reference import Normalizer
 
 #: How many requests go to an implementation at once.
@@ -28,7 +29,7 @@ BATCH = 2000
 class CheckPlan:
     """One check of one case: the requests it sends, and what to judge replies against."""
 
-    case: Case
+    case: Case | ContractCase
     check: str
     requests: list[Request]
     #: Per request, how the input was cut (for messages): "" or "split at N".
@@ -37,7 +38,13 @@ class CheckPlan:
     skip: str | None = None
 
 
-def plan_case(case: Case, options: Options, checks: Sequence[str] = CHECKS) -> list[CheckPlan]:
+def plan_case(
+    case: Case | ContractCase, options: Options, checks: Sequence[str] = ALL_CHECKS
+) -> list[CheckPlan]:
+    """The plans for a case's checks among `checks` (checks of other contracts are ignored)."""
+    if isinstance(case, ContractCase):
+        return _plan_contract(case, checks)
+    checks = [check for check in checks if check in CHECKS]
     expectation = case.expectation(options)
     if isinstance(expectation, str):
         return [CheckPlan(case, check, [], [], skip=expectation) for check in checks]
@@ -70,10 +77,45 @@ def plan_case(case: Case, options: Options, checks: Sequence[str] = CHECKS) -> l
     return plans
 
 
+def _plan_contract(case: ContractCase, checks: Sequence[str]) -> list[CheckPlan]:
+    module = contract(case.contract)
+    plans = []
+    for check in (c for c in module.CHECKS if c in checks):
+        payloads = module.requests(case.input, check)
+        requests: list[Request] = [OpRequest(module.NAME, p, module.METHOD) for p in payloads]
+        skip = None if requests else module.skip_reason(case.input, check)
+        plans.append(CheckPlan(case, check, requests, [""] * len(requests), skip=skip))
+    return plans
+
+
+def _judge_contract(plan: CheckPlan, replies: Sequence[Reply]) -> CaseResult:
+    """A contract's own judge decides; failures to answer are judged as for normalizers."""
+    case = plan.case
+    assert isinstance(case, ContractCase)
+    for reply in replies:
+        if reply.timeout:
+            return replace(
+                _result(plan, Verdict.TIMEOUT, "no reply within the timeout"), stderr=reply.stderr
+            )
+        if reply.unsupported is not None:
+            return _result(plan, Verdict.SKIP, f"unsupported: {reply.unsupported}")
+        if reply.error is not None:
+            return replace(_result(plan, Verdict.ERROR, reply.error), stderr=reply.stderr)
+    module = contract(case.contract)
+    verdict, reason, _ = module.judge(
+        case.input, case.expected, plan.check, [reply.value or {} for reply in replies]
+    )
+    if verdict == Verdict.FAIL and case.level != "must":
+        verdict, reason = Verdict.NON_STRICT, f"{case.level}-level case differs: {reason}"
+    return _result(plan, Verdict(verdict), reason)
+
+
 def judge(plan: CheckPlan, replies: Sequence[Reply], options: Options) -> CaseResult:
     """The result of a plan from its replies: the worst of its requests' outcomes."""
     if plan.skip is not None:
         return _result(plan, Verdict.SKIP, plan.skip)
+    if isinstance(plan.case, ContractCase):
+        return _judge_contract(plan, replies)
     assert plan.expectation is not None
     outcomes = [
         _judge_one(plan, request, reply, options)
@@ -187,7 +229,7 @@ def run_implementation(
     connection: Connection,
     cases: Sequence[Case],
     *,
-    checks: Sequence[str] = CHECKS,
+    checks: Sequence[str] = ALL_CHECKS,
     expected_failures: ExpectedFailures | None = None,
     on_result: Callable[[CaseResult], None] | None = None,
     batch: int = BATCH,

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ._cases import Case
-from ._results import CHECKS
+from ._results import ALL_CHECKS
 from .errors import UsageError
 
 
@@ -20,7 +20,7 @@ class Selection:
     taxonomy: tuple[str, ...] = ()
     ids: tuple[str, ...] = ()
     levels: tuple[str, ...] = ()
-    checks: tuple[str, ...] = CHECKS
+    checks: tuple[str, ...] = ALL_CHECKS
     keyword: str | None = None
     _matcher: Callable[[str], bool] | None = field(default=None, compare=False, repr=False)
 
@@ -35,10 +35,10 @@ class Selection:
         return data
 
     def apply(self, cases: Sequence[Case]) -> list[Case]:
-        unknown = sorted(set(self.checks) - set(CHECKS))
+        unknown = sorted(set(self.checks) - set(ALL_CHECKS))
         if unknown:
             raise UsageError(
-                f"unknown check {', '.join(unknown)}; the checks are {', '.join(CHECKS)}"
+                f"unknown check {', '.join(unknown)}; the checks are {', '.join(ALL_CHECKS)}"
             )
         matches = keyword_matcher(self.keyword) if self.keyword else None
         chosen = [

@@ -34,7 +34,7 @@ from typing import Any
 import jsonschema
 
 from . import PROTOCOL_VERSION
-from ._connections import Reply, Request, StreamRequest, stream_reply, whole_reply
+from ._connections import OpRequest, Reply, Request, StreamRequest, stream_reply, whole_reply
 from ._impls import DEFAULT_TIMEOUT, ImplementationSpec, effective_options
 from ._results import ImplementationInfo
 from .errors import ImplementationStartError
@@ -104,6 +104,8 @@ def response_schema(message: dict[str, Any], request: Request) -> str:
         return "error-response"
     if "unsupported" in message:
         return "unsupported-response"
+    if isinstance(request, OpRequest):
+        return f"{request.op}-response"
     return "stream-response" if isinstance(request, StreamRequest) else "whole-response"
 
 
@@ -597,6 +599,9 @@ class SubprocessConnection:
             return Reply(error=error, stderr=process.tail())
         if "unsupported" in message:
             return Reply(unsupported=str(message["unsupported"]))
+        if isinstance(request, OpRequest):
+            # The contract judges the body; here it only has to be an object.
+            return Reply(value={key: value for key, value in message.items() if key != "id"})
         if isinstance(request, StreamRequest):
             if "deltas" not in message:
                 error = (

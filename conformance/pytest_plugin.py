@@ -154,16 +154,18 @@ def pytest_collection_modifyitems(
     state = config.stash.get(_state_key, None)
     if state is None:
         return
-    from ._results import CHECKS
+    from ._cases import ContractCase
+    from ._results import ALL_CHECKS, CHECKS, CONTRACT_CHECKS
 
-    checks = config.getoption(CHECK) or list(CHECKS)
-    unknown = sorted(set(checks) - set(CHECKS))
+    checks = config.getoption(CHECK) or list(ALL_CHECKS)
+    unknown = sorted(set(checks) - set(ALL_CHECKS))
     if unknown:
-        raise pytest.UsageError(f"{CHECK} {unknown[0]}: the checks are {', '.join(CHECKS)}")
+        raise pytest.UsageError(f"{CHECK} {unknown[0]}: the checks are {', '.join(ALL_CHECKS)}")
     for spec in state.specs:
         suite = ConformanceSuite.from_parent(session, name=f"conformance[{spec.label}]")
         for case in state.cases:
-            for check in checks:
+            own = CONTRACT_CHECKS[case.contract] if isinstance(case, ContractCase) else CHECKS
+            for check in (c for c in checks if c in own):
                 item = ConformanceItem.from_parent(
                     suite,
                     name=f"{case.id}-{case.slug}[{check}]",
@@ -310,6 +312,8 @@ class FuzzItem(pytest.Item):
         )
         if result.verdict == Verdict.NON_STRICT:
             self.user_properties.append(("non_strict", result.reason))
+        elif result.verdict == Verdict.SKIP:
+            pytest.skip(result.reason)
         elif not result.verdict.ok:
             raise FuzzFailure(result)
 

@@ -32,12 +32,19 @@ class Handler:
         options: Mapping[str, Any] | None = None,
         whole: WholeFunction | None = None,
     ) -> None:
+        from .contracts import NAMES, contract
+
         self.factory = factory
         self.whole = whole
+        # The other contracts' ops this normalizer answers: those it has the method for.
+        self.methods = {name: contract(name).METHOD for name in NAMES}
+        sample = factory()
+        capabilities = [name for name, method in self.methods.items() if hasattr(sample, method)]
         self.hello = {
             "protocol": PROTOCOL_VERSION,
             "implementation": dict(implementation),
             "options": dict(options or {}),
+            **({"capabilities": capabilities} if capabilities else {}),
         }
 
     def __call__(self, request: Any) -> dict[str, Any] | None:
@@ -66,6 +73,12 @@ class Handler:
                 return self.hello
             if op == "bye":
                 return None
+            if op in self.methods:
+                method = getattr(self.factory(), self.methods[op], None)
+                if method is None:
+                    return {"id": ident, "unsupported": f"this implementation does not {op}"}
+                payload = {k: v for k, v in request.items() if k not in ("op", "id")}
+                return {"id": ident, **method(**payload)}
         except Exception as error:  # a caught failure is data for the harness, not a crash
             return {"id": ident, "error": f"{type(error).__name__}: {error}"}
         return {"id": ident, "unsupported": f"unknown op {op!r}"}

@@ -242,3 +242,66 @@ def rechunkings(draw: st.DrawFn, chunks: Sequence[Chunk]) -> list[Chunk]:
         else:
             out.append({"content": None, "reasoning": None, name: char})
     return out
+
+
+# --- the other contracts (docs/contracts.md) ------------------------------------------------
+
+_RENDER_TEXT = st.sampled_from(["plan", "answer", "step 1", "\n", "---", "\u00e9"]) | _SHORT_TEXT
+
+
+def render_events() -> st.SearchStrategy[dict[str, Any]]:
+    """Render requests: thinking, progress, text and turn-end events in any order."""
+    event = st.sampled_from(["thinking", "progress", "text", "turn_end"]).flatmap(
+        lambda kind: (
+            st.just({"type": kind, "text": ""})
+            if kind == "turn_end"
+            else _RENDER_TEXT.map(lambda text: {"type": kind, "text": text})
+        )
+    )
+    return st.lists(event, max_size=10).map(lambda events: {"events": events})
+
+
+_THINKING_BLOCK = st.sampled_from(["plan", "", "check the tool", "\u00e9"]) | _SHORT_TEXT
+
+
+@st.composite
+def _stored_message(draw: st.DrawFn, index: int) -> dict[str, Any]:
+    role = draw(st.sampled_from(["user", "assistant", "assistant", "tool", "system"]))
+    message: dict[str, Any] = {"role": role, "content": draw(st.none() | _RENDER_TEXT)}
+    if role == "assistant":
+        if draw(_COIN):
+            message["thinking"] = draw(st.lists(_THINKING_BLOCK, max_size=3))
+        if draw(_ONE_IN_FOUR):
+            message["tool_calls"] = [
+                {
+                    "id": f"call_{index}",
+                    "type": "function",
+                    "function": {"name": "lookup", "arguments": "{}"},
+                }
+            ]
+    elif role == "tool":
+        message["tool_call_id"] = f"call_{index}"
+    return message
+
+
+@st.composite
+def egress_requests(draw: st.DrawFn) -> dict[str, Any]:
+    """Egress requests: a stored history with thinking blocks and tool calls, and settings,
+    now and then invalid ones (which must be rejected)."""
+    size = draw(st.integers(0, 6))
+    history = [draw(_stored_message(index)) for index in range(size)]
+    settings: dict[str, Any] = {}
+    if draw(_COIN):
+        settings["includeInContext"] = draw(_COIN)
+    if draw(_COIN):
+        settings["stripFromContext"] = draw(st.sampled_from(["all", "allButLast", "none"]))
+    if draw(_ONE_IN_FOUR):
+        settings[draw(st.sampled_from(["stripFromContext", "format", "includeInContext"]))] = draw(
+            st.sampled_from(["xml", 1, None, "some"])
+        )
+    return {"history": history, "settings": settings}
+
+
+def contract_inputs(name: str) -> st.SearchStrategy[dict[str, Any]]:
+    """Request payloads of another contract, by its name."""
+    return {"render": render_events, "egress": egress_requests}[name]()

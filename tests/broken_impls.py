@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from conformance.interface import implementation
-from conformance.reference import Normalizer
+from conformance.reference import Normalizer, ReferenceImplementation
 
 OPEN = ("<think>", "<thinking>")
 CLOSE = ("</think>", "</thinking>")
@@ -196,3 +196,38 @@ class WrongDeltaCount:
 
     def finish(self) -> dict[str, str]:
         return dict(self.inner.finish())
+
+
+# --- the other contracts (docs/contracts.md) ---------------------------------------------
+
+
+@implementation(name="render-drops-close")
+class RenderDropsClose(ReferenceImplementation):
+    """Renders thinking sections but never closes them before the answer."""
+
+    def render(self, **payload: Any) -> dict[str, Any]:
+        outputs = super().render(**payload)["outputs"]
+        return {"outputs": [output.replace("\n---\n\n", "") for output in outputs]}
+
+
+@implementation(name="egress-sends-empty-reasoning")
+class EgressSendsEmptyReasoning(ReferenceImplementation):
+    """Sends `reasoning_content: ""` on assistant messages without reasoning (EC-007)."""
+
+    def egress(self, **payload: Any) -> dict[str, Any]:
+        body = super().egress(**payload)
+        for message in body.get("messages", ()):
+            if message.get("role") == "assistant":
+                message.setdefault("reasoning_content", "")
+        return body
+
+
+@implementation(name="egress-mutates-history")
+class EgressMutatesHistory(ReferenceImplementation):
+    """Strips stored thinking blocks from the history it was given (BR-002, BR-009)."""
+
+    def egress(self, **payload: Any) -> dict[str, Any]:
+        for message in payload.get("history") or ():
+            if isinstance(message, dict):
+                message.pop("thinking", None)
+        return super().egress(**payload)

@@ -8,7 +8,7 @@ import sys
 
 from .. import __version__
 from ..server import Handler, serve_handler
-from . import Normalizer, Options, OptionsError, normalize_whole
+from . import Options, OptionsError, ReferenceImplementation, normalize_whole
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -29,7 +29,7 @@ def main(argv: list[str] | None = None) -> int:
     except (ValueError, OptionsError) as error:
         parser.error(f"--options: {error}")
     handler = Handler(
-        factory=lambda: Normalizer(options),
+        factory=lambda: ReferenceImplementation(options),
         implementation={"name": "reference", "version": __version__, "language": "python"},
         options=options.to_json(),
         whole=lambda content, reasoning: normalize_whole(content, reasoning, options),
