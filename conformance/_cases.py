@@ -85,29 +85,37 @@ class CassetteRef:
 
 
 @dataclass(frozen=True, slots=True)
-class Case:
+class CaseIdentity:
+    """What every case has, whatever its contract: who it is, what it covers, where it is."""
+
     id: str
     slug: str
     title: str
     taxonomy: str
     level: str
     category: str
-    chunks: tuple[Chunk, ...]
-    expected: Channels
-    whole: Channels | None
-    variants: tuple[Variant, ...]
     provenance: tuple[Provenance, ...]
     note: str | None
     file: Path
     line: int
-    #: The cassette the chunks were decoded from, if any.
-    cassette: CassetteRef | None = None
-    #: An unreviewed capture: every check is SKIP until it is accepted.
-    pending: bool = False
 
     @property
     def where(self) -> str:
         return f"{self.file}:{self.line}"
+
+
+@dataclass(frozen=True, slots=True)
+class Case(CaseIdentity):
+    """A normalizer case."""
+
+    chunks: tuple[Chunk, ...]
+    expected: Channels
+    whole: Channels | None
+    variants: tuple[Variant, ...]
+    #: The cassette the chunks were decoded from, if any.
+    cassette: CassetteRef | None = None
+    #: An unreviewed capture: every check is SKIP until it is accepted.
+    pending: bool = False
 
     @property
     def content(self) -> str | None:
@@ -151,30 +159,16 @@ class Case:
 
 
 @dataclass(frozen=True, slots=True)
-class ContractCase:
+class ContractCase(CaseIdentity):
     """A case of another contract (docs/contracts.md): its input and expected output are
     that contract's own shapes, which its module interprets."""
 
-    id: str
-    slug: str
-    title: str
-    taxonomy: str
-    level: str
-    category: str
     contract: str
     input: Mapping[str, Any]
     expected: Mapping[str, Any]
-    provenance: tuple[Provenance, ...]
-    note: str | None
-    file: Path
-    line: int
     #: Contract cases are written inline: never decoded from a cassette, never pending.
     cassette: None = None
     pending: bool = False
-
-    @property
-    def where(self) -> str:
-        return f"{self.file}:{self.line}"
 
 
 @dataclass(frozen=True, slots=True)

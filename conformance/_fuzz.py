@@ -405,77 +405,79 @@ def run_property(
         slice_seed += 1
 
 
+def _found_file(
+    result: FuzzResult,
+    label: str,
+    spec: str,
+    taken: Iterable[str],
+    body: Mapping[str, Any],
+    *,
+    taxonomy: str,
+    contract_name: str | None = None,
+) -> tuple[str, str]:
+    """A ready-to-commit case file for a counterexample: (case ID, file text)."""
+    seed_key = repr((body, result.property, label))
+    case_id = new_case_id(taken, random.Random(seed_key))
+    case = {
+        "id": case_id,
+        "slug": f"fuzz-{result.property}-{case_id.lower()}",
+        "title": f"Found by the {result.property} property against {label}"[:90],
+        "taxonomy": taxonomy,
+        "level": "must",
+        **body,
+        "provenance": [
+            {
+                "kind": "fuzz",
+                "ref": f"conformance fuzz --impl {spec} --seed {result.seed}",
+                "test": result.property,
+            }
+        ],
+        "note": result.reason,
+    }
+    category = f"fuzz-{contract_name}" if contract_name else "fuzz"
+    text = render_case_file(
+        category,
+        f"Found by `conformance fuzz` against {label}; review the expected output against "
+        "SPEC.md before committing.",
+        [case],
+        contract=contract_name,
+    )
+    return case_id, text
+
+
 def found_case(
     result: FuzzResult, label: str, spec: str, options: Options, taken: Iterable[str]
 ) -> tuple[str, str]:
-    """A ready-to-commit case file for a counterexample: (case ID, file text)."""
+    """A normalizer case file for a counterexample, expectations from the reference for
+    every option profile (and the implementation's own opt-in options)."""
     assert result.counterexample is not None
     chunks = [
         {"content": c.get("content"), "reasoning": c.get("reasoning")}
         for c in result.counterexample["chunks"]
     ]
-    case_id = new_case_id(taken, random.Random(repr((chunks, result.property, label))))
     extra = [] if is_enumerated(options) else [options]
-    case = {
-        "id": case_id,
-        "slug": f"fuzz-{result.property}-{case_id.lower()}",
-        "title": f"Found by the {result.property} property against {label}"[:90],
-        "taxonomy": guess_taxonomy(chunks, options),
-        "level": "must",
-        "chunks": chunks,
-        **expectations_for(chunks, extra),
-        "provenance": [
-            {
-                "kind": "fuzz",
-                "ref": f"conformance fuzz --impl {spec} --seed {result.seed}",
-                "test": result.property,
-            }
-        ],
-        "note": result.reason,
-    }
-    text = render_case_file(
-        "fuzz",
-        f"Found by `conformance fuzz` against {label}; review the "
-        "expected channels against SPEC.md before committing.",
-        [case],
-    )
-    return case_id, text
+    body = {"chunks": chunks, **expectations_for(chunks, extra)}
+    return _found_file(result, label, spec, taken, body, taxonomy=guess_taxonomy(chunks, options))
 
 
 def found_contract_case(
     result: FuzzResult, label: str, spec: str, taken: Iterable[str]
 ) -> tuple[str, str]:
-    """A ready-to-commit case file of another contract for a counterexample."""
+    """A case file of another contract for a counterexample of its property."""
     assert result.counterexample is not None
     name = result.counterexample["contract"]
     module = contract(name)
     case_input = result.counterexample["input"]
-    case_id = new_case_id(taken, random.Random(repr((case_input, result.property, label))))
-    case = {
-        "id": case_id,
-        "slug": f"fuzz-{name}-{case_id.lower()}",
-        "title": f"Found by the {name} property against {label}"[:90],
-        "taxonomy": module.guess_taxonomy(case_input),
-        "level": "must",
-        "input": case_input,
-        "expected": module.expected_for(case_input),
-        "provenance": [
-            {
-                "kind": "fuzz",
-                "ref": f"conformance fuzz --impl {spec} --seed {result.seed}",
-                "test": result.property,
-            }
-        ],
-        "note": result.reason,
-    }
-    text = render_case_file(
-        f"fuzz-{name}",
-        f"Found by `conformance fuzz` against {label}; "
-        "review the expected output against SPEC.md before committing.",
-        [case],
-        contract=name,
+    body = {"input": case_input, "expected": module.expected_for(case_input)}
+    return _found_file(
+        result,
+        label,
+        spec,
+        taken,
+        body,
+        taxonomy=module.guess_taxonomy(case_input),
+        contract_name=name,
     )
-    return case_id, text
 
 
 def write_found(directory: Path, label: str, case_id: str, text: str, prop: str) -> Path:
