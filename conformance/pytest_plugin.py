@@ -220,23 +220,8 @@ class ConformanceItem(pytest.Item):
         plan = plan_case(self.case, options, [self.check])[0]
         result = judge(plan, connection.send(plan.requests), options)
         result = expected_failures_for(state.expectations_dir, self.label).apply(result)
-        self.user_properties.append(
-            (
-                RESULT_PROPERTY,
-                json.dumps(
-                    {
-                        "label": self.label,
-                        "info": connection.info.to_json(),
-                        "result": result.to_json(),
-                    }
-                ),
-            )
-        )
-        if result.verdict == Verdict.NON_STRICT:
-            self.user_properties.append(("non_strict", result.reason))
-        elif result.verdict == Verdict.SKIP:
-            pytest.skip(result.reason)
-        elif result.verdict == Verdict.XFAIL:
+        _record(self, RESULT_PROPERTY, connection.info, result)
+        if result.verdict == Verdict.XFAIL:
             pytest.xfail(result.reason)
         elif not result.verdict.ok:
             raise ConformanceFailure(result)
@@ -268,6 +253,19 @@ class ConformanceItem(pytest.Item):
         )
 
 
+def _record(item: pytest.Item, name: str, info: Any, result: Any) -> None:
+    """Hand a result to the reports (through the test report, so xdist carries it), and
+    settle the verdicts pytest has its own words for: NON_STRICT passes, SKIP skips."""
+    from ._results import Verdict
+
+    record = {"label": info.label, "info": info.to_json(), "result": result.to_json()}
+    item.user_properties.append((name, json.dumps(record)))
+    if result.verdict == Verdict.NON_STRICT:
+        item.user_properties.append(("non_strict", result.reason))
+    elif result.verdict == Verdict.SKIP:
+        pytest.skip(result.reason)
+
+
 class FuzzItem(pytest.Item):
     """One fuzzing property against one implementation, under the Hypothesis profile."""
 
@@ -283,7 +281,6 @@ class FuzzItem(pytest.Item):
 
         from ._fuzz import Target, run_property
         from ._options import Options
-        from ._results import Verdict
 
         state: _State = self.config.stash[_state_key]
         connection = state.connection(self.label)
@@ -298,23 +295,8 @@ class FuzzItem(pytest.Item):
             database=profile.database,
             key=f"conformance/{self.label}/{self.property_name}".encode(),
         )
-        self.user_properties.append(
-            (
-                FUZZ_PROPERTY,
-                json.dumps(
-                    {
-                        "label": self.label,
-                        "info": connection.info.to_json(),
-                        "result": result.to_json(),
-                    }
-                ),
-            )
-        )
-        if result.verdict == Verdict.NON_STRICT:
-            self.user_properties.append(("non_strict", result.reason))
-        elif result.verdict == Verdict.SKIP:
-            pytest.skip(result.reason)
-        elif not result.verdict.ok:
+        _record(self, FUZZ_PROPERTY, connection.info, result)
+        if not result.verdict.ok:
             raise FuzzFailure(result)
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:
