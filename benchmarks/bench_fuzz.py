@@ -19,9 +19,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from conformance._fuzz import PROPERTIES, Target, run_property  # noqa: E402
-from conformance._impls import connect, parse_impl  # noqa: E402
-from conformance._options import Options  # noqa: E402
+from conformance.fuzz.properties import PROPERTIES, Target, run_property  # noqa: E402
+from conformance.model.options import Options  # noqa: E402
+from conformance.transport.impls import connect  # noqa: E402
+from conformance.transport.spec import parse_impl  # noqa: E402
 from tests.fuzz_targets import ALL as TARGETS  # noqa: E402
 
 CMD_REFERENCE = f"cmd:{shlex.quote(sys.executable)} -m conformance.reference"

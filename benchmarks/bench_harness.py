@@ -19,11 +19,12 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from conformance._cases import bundled_cases_dir, load_corpus
-from conformance._connections import Connection, Reply, Request
-from conformance._impls import connect, parse_impl
-from conformance._runner import new_run, run_implementation
+from conformance.corpus.cases import bundled_cases_dir, load_corpus
+from conformance.engine.runner import new_run, run_implementation
 from conformance.reports import write_reports
+from conformance.transport.connections import Connection, Reply, Request
+from conformance.transport.impls import connect
+from conformance.transport.spec import parse_impl
 
 CMD_REFERENCE = f"cmd:{shlex.quote(sys.executable)} -m conformance.reference"
 

@@ -25,10 +25,10 @@ import sys
 import threading
 import time
 
-from conformance._cases import Chunk
-from conformance._connections import StreamRequest
-from conformance._impls import ImplementationSpec
-from conformance._subprocess import SubprocessConnection
+from conformance.model.chunks import Chunk
+from conformance.transport.connections import StreamRequest
+from conformance.transport.spec import ImplementationSpec
+from conformance.transport.subprocess import SubprocessConnection
 
 CHUNKS = (
     Chunk("Hello <thi"),
@@ -40,7 +40,7 @@ CHUNKS = (
 BATCHES = (1, 10, 100, 1000)
 
 TRIVIAL_SERVER = """
-from conformance.server import serve_handler
+from conformance.transport.server import serve_handler
 
 EMPTY = {"assistant": "", "thinking": ""}
 HELLO = {"protocol": 1, "implementation": {"name": "trivial", "version": "0", "language": "python"}}

@@ -16,9 +16,9 @@ import argparse
 import platform
 import time
 
-from conformance._document import cut
-from conformance._document import realistic_document as document
 from conformance.reference import Normalizer
+from conformance.tools.document import cut
+from conformance.tools.document import realistic_document as document
 
 
 def chunks(text: str, size: int) -> list[dict[str, str]]:

@@ -1,3 +1,3 @@
-from conformance._cli import main
+from conformance.cli.main import main
 
 main()

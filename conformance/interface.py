@@ -16,8 +16,10 @@ Metadata and declared options come from the factory's `conformance` attribute, w
 
 from __future__ import annotations
 
+import json
 from collections import deque
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar, runtime_checkable
 
 Chunk = Mapping[str, Any]
@@ -38,6 +40,35 @@ class StreamNormalizer(Protocol):
 
 
 Factory = Callable[[], StreamNormalizer]
+
+
+@dataclass(frozen=True, slots=True)
+class HttpCall:
+    """One request for an http-capable client to make, as it was recorded."""
+
+    #: `http://127.0.0.1:PORT`: where the client sends its request. Nothing listens there:
+    #: vcrpy answers, so a request that escapes it fails instead of reaching a provider.
+    base_url: str
+    #: The recorded path and query (secrets were scrubbed when it was recorded).
+    path: str
+    method: str
+    #: The recorded request headers, names lowercased.
+    headers: Mapping[str, str]
+    #: The recorded request body.
+    body: bytes | None
+    #: The wire family (docs/cassettes.md) and whether the response streams.
+    family: str
+    stream: bool
+
+    @property
+    def url(self) -> str:
+        return self.base_url + self.path
+
+    def json(self) -> Any:
+        """The recorded request body as JSON (None without a body)."""
+        return json.loads(self.body) if self.body else None
+
+
 F = TypeVar("F", bound=Callable[..., Any])
 
 
@@ -52,7 +83,7 @@ def implementation(
     """Attach metadata and declared options to a factory.
 
     `capabilities=["http"]` marks a client that makes its own HTTP requests: it is called
-    with a `conformance.cassettes.HttpCall` instead of being fed chunks, and checked with
+    with a `conformance.interface.HttpCall` instead of being fed chunks, and checked with
     `conformance replay` (docs/cassettes.md).
     """
 

@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 if TYPE_CHECKING:
-    from ._cases import Case
-    from ._results import CaseResult
+    from conformance.corpus.cases import Case
+    from conformance.model.results import CaseResult
 
 GROUP = "conformance"
 IMPL = "--conformance-impl"
@@ -94,8 +94,8 @@ class _State:
     """Connections are opened on first use and closed at the end of the session."""
 
     def __init__(self, config: pytest.Config) -> None:
-        from ._impls import DEFAULT_TIMEOUT
-        from ._session import implementation_specs
+        from conformance.session.run import implementation_specs
+        from conformance.transport.spec import DEFAULT_TIMEOUT
 
         impls = config.getoption(IMPL) or config.getini("conformance_impl")
         self.specs = implementation_specs(impls, config.getoption(OPTIONS))
@@ -108,7 +108,7 @@ class _State:
 
     def connection(self, label: str) -> Any:
         if label not in self.connections:
-            from ._impls import connect
+            from conformance.transport.impls import connect
 
             spec = next(spec for spec in self.specs if spec.label == label)
             self.connections[label] = connect(spec, timeout=self.timeout)
@@ -125,7 +125,8 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "conformance_fuzz: a fuzzing property (--conformance-fuzz)")
     if not (config.getoption(IMPL) or config.getini("conformance_impl")):
         return
-    from ._cases import bundled_cases_dir, load_corpus
+    from conformance.corpus.cases import bundled_cases_dir, load_corpus
+
     from .errors import ConformanceError
 
     try:
@@ -154,8 +155,8 @@ def pytest_collection_modifyitems(
     state = config.stash.get(_state_key, None)
     if state is None:
         return
-    from ._cases import ContractCase
-    from ._results import ALL_CHECKS, CHECKS, CONTRACT_CHECKS
+    from conformance.corpus.cases import ContractCase
+    from conformance.model.results import ALL_CHECKS, CHECKS, CONTRACT_CHECKS
 
     checks = config.getoption(CHECK) or list(ALL_CHECKS)
     unknown = sorted(set(checks) - set(ALL_CHECKS))
@@ -177,7 +178,7 @@ def pytest_collection_modifyitems(
                 item.add_marker(_marker(case.category))
                 items.append(item)
         if config.getoption(FUZZ):
-            from ._fuzz import PROPERTIES
+            from conformance.fuzz.properties import PROPERTIES
 
             for name in PROPERTIES:
                 fuzz_item = FuzzItem.from_parent(
@@ -209,10 +210,10 @@ class ConformanceItem(pytest.Item):
         self.check = check
 
     def runtest(self) -> None:
-        from ._expectations import expected_failures_for
-        from ._options import Options
-        from ._results import Verdict
-        from ._runner import judge, plan_case
+        from conformance.corpus.expectations import expected_failures_for
+        from conformance.engine.runner import judge, plan_case
+        from conformance.model.options import Options
+        from conformance.model.results import Verdict
 
         state: _State = self.config.stash[_state_key]
         connection = state.connection(self.label)
@@ -256,7 +257,7 @@ class ConformanceItem(pytest.Item):
 def _record(item: pytest.Item, name: str, info: Any, result: Any) -> None:
     """Hand a result to the reports (through the test report, so xdist carries it), and
     settle the verdicts pytest has its own words for: NON_STRICT passes, SKIP skips."""
-    from ._results import Verdict
+    from conformance.model.results import Verdict
 
     record = {"label": info.label, "info": info.to_json(), "result": result.to_json()}
     item.user_properties.append((name, json.dumps(record)))
@@ -279,8 +280,8 @@ class FuzzItem(pytest.Item):
 
         from hypothesis import settings
 
-        from ._fuzz import Target, run_property
-        from ._options import Options
+        from conformance.fuzz.properties import Target, run_property
+        from conformance.model.options import Options
 
         state: _State = self.config.stash[_state_key]
         connection = state.connection(self.label)
@@ -352,8 +353,14 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
     state.close()
     report_dir = session.config.getoption(REPORT_DIR)
     if report_dir and _collected and not hasattr(session.config, "workerinput"):
-        from ._results import CaseResult, FuzzResult, ImplementationInfo, ImplementationRun
-        from ._runner import new_run
+        from conformance.engine.runner import new_run
+        from conformance.model.results import (
+            CaseResult,
+            FuzzResult,
+            ImplementationInfo,
+            ImplementationRun,
+        )
+
         from .reports import write_reports
 
         runs = [

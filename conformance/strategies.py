@@ -21,8 +21,8 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from ._grammar import PRESETS
-from ._options import DEFAULT, Options
+from conformance.model.grammar import PRESETS
+from conformance.model.options import DEFAULT, Options
 
 Chunk = dict[str, Any]
 

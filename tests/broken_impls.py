@@ -9,8 +9,9 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from conformance.contracts import ReferenceImplementation
 from conformance.interface import implementation
-from conformance.reference import Normalizer, ReferenceImplementation
+from conformance.reference import Normalizer
 
 OPEN = ("<think>", "<thinking>")
 CLOSE = ("</think>", "</thinking>")

@@ -9,13 +9,15 @@ from collections.abc import Iterator
 
 import pytest
 
-from conformance._cases import Chunk, bundled_cases_dir, load_corpus
-from conformance._connections import Connection, StreamRequest, WholeRequest
-from conformance._expectations import load_expected_failures
-from conformance._impls import connect, parse_impl
-from conformance._runner import run_implementation
 from conformance.adapters import ADAPTERS, EXPECTATIONS_DIR, NODE_DIR, Adapter, adapter
 from conformance.adapters._common import installed_version
+from conformance.corpus.cases import bundled_cases_dir, load_corpus
+from conformance.corpus.expectations import load_expected_failures
+from conformance.engine.runner import run_implementation
+from conformance.model.chunks import Chunk
+from conformance.transport.connections import Connection, StreamRequest, WholeRequest
+from conformance.transport.impls import connect
+from conformance.transport.spec import parse_impl
 
 # The libraries warn about their own internals on import (pydantic schemas, torch); not ours.
 pytestmark = pytest.mark.filterwarnings("ignore::UserWarning", "ignore::DeprecationWarning")

@@ -8,7 +8,8 @@ import json
 import subprocess
 import sys
 
-from conformance._bench import (
+from conformance.reference import Normalizer
+from conformance.tools.bench import (
     IN_PROCESS,
     THROUGH_PROTOCOL,
     BenchResult,
@@ -17,9 +18,9 @@ from conformance._bench import (
     bench,
     render_bench,
 )
-from conformance._document import cut, realistic_document
-from conformance._impls import connect, parse_impl
-from conformance.reference import Normalizer
+from conformance.tools.document import cut, realistic_document
+from conformance.transport.impls import connect
+from conformance.transport.spec import parse_impl
 
 TINY = BenchSettings(document_size=20_000, growth_sizes=(20_000, 200_000), repeats=1)
 REFERENCE_CMD = f"cmd:{sys.executable} -m conformance.reference"

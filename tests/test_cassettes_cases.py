@@ -7,13 +7,14 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
-from conformance._cases import PENDING_REVIEW, bundled_cases_dir, load_corpus, load_file
-from conformance._cli import main
-from conformance._impls import connect, parse_impl
-from conformance._results import Verdict
-from conformance._runner import run_implementation
+from conformance.capture.record import scan
 from conformance.cassettes import bundled_cassettes_dir, decode_cassette, write_cassette
-from conformance.cassettes._record import scan
+from conformance.cli.main import main
+from conformance.corpus.cases import PENDING_REVIEW, bundled_cases_dir, load_corpus, load_file
+from conformance.engine.runner import run_implementation
+from conformance.model.results import Verdict
+from conformance.transport.impls import connect
+from conformance.transport.spec import parse_impl
 
 CORPUS = load_corpus([bundled_cases_dir()])
 CASSETTE_CASES = [case for case in CORPUS.cases if case.cassette is not None]

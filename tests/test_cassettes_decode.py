@@ -11,8 +11,6 @@ from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conformance._cases import Chunk
-from conformance._cli import main
 from conformance.cassettes import (
     CassetteError,
     bundled_cassettes_dir,
@@ -20,6 +18,8 @@ from conformance.cassettes import (
     load_cassette,
     write_cassette,
 )
+from conformance.cli.main import main
+from conformance.model.chunks import Chunk
 
 SSE = "text/event-stream"
 CHAT = "https://api.example.com/v1/chat/completions"

@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from conformance._cases import bundled_cases_dir
+from conformance.capture.record import Recording, build_request, scan
 from conformance.cassettes import decode_cassette, load_cassette
-from conformance.cassettes._record import Recording, build_request, scan
+from conformance.corpus.cases import bundled_cases_dir
 
 from .fake_provider import FakeProviderServer
 

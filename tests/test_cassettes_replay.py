@@ -18,14 +18,14 @@ import httpx
 import pytest
 from click.testing import CliRunner
 
-from conformance._cases import bundled_cases_dir, load_corpus
-from conformance._cli import main
-from conformance._options import Options
-from conformance._results import ImplementationInfo, Verdict
-from conformance.cassettes import HttpCall, bundled_cassettes_dir, decode_cassette, load_cassette
-from conformance.cassettes._http import replay_run
-from conformance.cassettes._serve import ReplayServer
-from conformance.interface import implementation
+from conformance.capture.http import replay_run
+from conformance.capture.serve import ReplayServer
+from conformance.cassettes import bundled_cassettes_dir, decode_cassette, load_cassette
+from conformance.cli.main import main
+from conformance.corpus.cases import bundled_cases_dir, load_corpus
+from conformance.interface import HttpCall, implementation
+from conformance.model.options import Options
+from conformance.model.results import ImplementationInfo, Verdict
 from conformance.reference import Normalizer
 
 CASES = [case for case in load_corpus([bundled_cases_dir()]).cases if case.cassette is not None]

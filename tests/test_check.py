@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from conformance._cases import bundled_cases_dir
+from conformance.corpus.cases import bundled_cases_dir
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -15,8 +15,8 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from conformance._cases import bundled_cases_dir, schema
 from conformance.contracts import egress
+from conformance.corpus.cases import bundled_cases_dir, schema
 
 SPEC = Path(__file__).resolve().parent.parent / "SPEC.md"
 CASES = bundled_cases_dir() / "egress.yaml"

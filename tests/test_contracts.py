@@ -10,11 +10,12 @@ from pathlib import Path
 
 import pytest
 
-from conformance._cases import ContractCase, bundled_cases_dir, load_corpus
-from conformance._impls import connect, parse_impl
-from conformance._results import Verdict
-from conformance._runner import run_implementation
-from conformance._select import Selection
+from conformance.corpus.cases import ContractCase, bundled_cases_dir, load_corpus
+from conformance.corpus.select import Selection
+from conformance.engine.runner import run_implementation
+from conformance.model.results import Verdict
+from conformance.transport.impls import connect
+from conformance.transport.spec import parse_impl
 
 ROOT = Path(__file__).resolve().parent.parent
 CASES = load_corpus([bundled_cases_dir()]).cases

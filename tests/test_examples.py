@@ -13,11 +13,12 @@ from pathlib import Path
 
 import pytest
 
-from conformance._cases import Chunk
-from conformance._connections import StreamRequest
-from conformance._fingerprint import fingerprint
-from conformance._impls import connect, parse_impl
-from conformance._results import Verdict
+from conformance.model.chunks import Chunk
+from conformance.model.results import Verdict
+from conformance.tools.fingerprint import fingerprint
+from conformance.transport.connections import StreamRequest
+from conformance.transport.impls import connect
+from conformance.transport.spec import parse_impl
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 OK = {Verdict.PASS.value, Verdict.NON_STRICT.value, Verdict.SKIP.value}

@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from conformance._fingerprint import (
+from conformance.model.options import CHOICES, OPTION_NAMES, Options
+from conformance.tools.fingerprint import (
     INCONSISTENT,
     NONE,
     UNDETERMINED,
@@ -20,8 +21,8 @@ from conformance._fingerprint import (
     fingerprint,
     render_fingerprint,
 )
-from conformance._impls import connect, parse_impl
-from conformance._options import CHOICES, OPTION_NAMES, Options
+from conformance.transport.impls import connect
+from conformance.transport.spec import parse_impl
 
 FAKE = Path(__file__).parent / "fakes" / "fake_impl.py"
 REFERENCE_CMD = f"cmd:{sys.executable} -m conformance.reference"

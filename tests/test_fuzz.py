@@ -14,12 +14,13 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from conformance import strategies as cs
-from conformance._cases import bundled_cases_dir, load_corpus, schema
-from conformance._impls import connect, parse_impl
-from conformance._options import Options
-from conformance._results import Verdict
-from conformance._runner import run_implementation
+from conformance.corpus.cases import bundled_cases_dir, load_corpus, schema
+from conformance.engine.runner import run_implementation
+from conformance.model.options import Options
+from conformance.model.results import Verdict
 from conformance.reference import join, normalize_stream
+from conformance.transport.impls import connect
+from conformance.transport.spec import parse_impl
 
 from .fuzz_targets import ALL
 
@@ -206,7 +207,7 @@ def test_a_time_budget_runs_until_it_is_spent(tmp_path: Path):
 
 
 def test_whitespace_only_differences_are_non_strict():
-    from conformance._fuzz import Target, run_property
+    from conformance.fuzz.properties import Target, run_property
 
     connection = connect(parse_impl("python:tests.broken_impls:TrimsWhitespace"))
     result = run_property(

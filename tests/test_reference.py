@@ -6,9 +6,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from conformance._cases import Channels
-from conformance._check import unaccounted
-from conformance._options import CHOICES, Options, OptionsError, enumerated_profiles
+from conformance.corpus.check import unaccounted
+from conformance.model.chunks import Channels
+from conformance.model.options import CHOICES, Options, OptionsError, enumerated_profiles
 from conformance.reference import Normalizer, join, normalize_stream, normalize_whole
 
 

@@ -17,7 +17,7 @@ from typing import Any
 import jsonschema
 import pytest
 
-from conformance._results import (
+from conformance.model.results import (
     CHECKS,
     CaseResult,
     ImplementationInfo,

@@ -10,14 +10,15 @@ from pathlib import Path
 
 import pytest
 
-from conformance._cases import Case, bundled_cases_dir, load_corpus
-from conformance._expectations import load_expected_failures
-from conformance._impls import connect, parse_impl
-from conformance._results import ImplementationRun, Verdict
-from conformance._runner import run_implementation
-from conformance._select import Selection
 from conformance.contracts import render
+from conformance.corpus.cases import Case, bundled_cases_dir, load_corpus
+from conformance.corpus.expectations import load_expected_failures
+from conformance.corpus.select import Selection
+from conformance.engine.runner import run_implementation
 from conformance.errors import UsageError
+from conformance.model.results import ImplementationRun, Verdict
+from conformance.transport.impls import connect
+from conformance.transport.spec import parse_impl
 
 ROOT = Path(__file__).resolve().parent.parent
 CASES = load_corpus([bundled_cases_dir()]).cases

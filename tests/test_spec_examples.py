@@ -17,8 +17,8 @@ from typing import Any
 
 import pytest
 
-from conformance._cases import Channels
-from conformance._judge import compare, holdback
+from conformance.model.chunks import Channels
+from conformance.model.judge import compare, holdback
 from conformance.reference import join, normalize_stream, normalize_whole
 
 SPEC = Path(__file__).resolve().parent.parent / "SPEC.md"

@@ -12,12 +12,15 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from conformance._cases import Chunk
-from conformance._connections import Reply, Request, StreamRequest, WholeRequest
-from conformance._impls import ImplementationSpec, connect, parse_impl
-from conformance._options import CHOICES, OPTION_NAMES
-from conformance._smoke import smoke
-from conformance._subprocess import (
+from conformance.errors import ImplementationStartError
+from conformance.model.chunks import Chunk
+from conformance.model.options import CHOICES, OPTION_NAMES
+from conformance.reference import normalize_stream, normalize_whole
+from conformance.tools.smoke import smoke
+from conformance.transport.connections import Reply, Request, StreamRequest, WholeRequest
+from conformance.transport.impls import connect
+from conformance.transport.spec import ImplementationSpec, parse_impl
+from conformance.transport.subprocess import (
     BYE,
     HELLO,
     MAX_RESTARTS,
@@ -28,8 +31,6 @@ from conformance._subprocess import (
     protocol_schema,
     protocol_validator,
 )
-from conformance.errors import ImplementationStartError
-from conformance.reference import normalize_stream, normalize_whole
 
 FAKE = Path(__file__).parent / "fakes" / "fake_impl.py"
 REFERENCE = [sys.executable, "-m", "conformance.reference"]

@@ -4,15 +4,12 @@
   (`decode_cassette`, `conformance decode`);
 - cassette-backed cases: a case's `cassette:` is decoded when the corpus loads
   (`chunks_for_case`, `cassettes_dir_for`);
-- replay: `conformance serve` answers HTTP requests from cassettes, and `conformance replay`
-  checks Python clients that make their own requests (`HttpCall`), with vcrpy replaying;
-- capture: `conformance record` and `conformance approve`.
+- replay, record and approve live in `conformance.capture`, one layer up.
 
 The workflow is in docs/cassettes.md.
 """
 
 from ._decode import chunks_for_case, decode_cassette, decode_interaction, detect_family
-from ._http import HttpCall
 from ._load import (
     Cassette,
     bundled_cassettes_dir,
@@ -28,7 +25,6 @@ __all__ = [
     "Cassette",
     "CassetteError",
     "Decoded",
-    "HttpCall",
     "Interaction",
     "bundled_cassettes_dir",
     "cassettes_dir_for",

@@ -6,7 +6,8 @@ import json
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
-from .._cases import Chunk
+from conformance.model.chunks import Chunk
+
 from ._model import DecodeProblem
 
 #: Where a piece of text goes: native reasoning or content.

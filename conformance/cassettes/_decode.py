@@ -6,7 +6,8 @@ import functools
 from pathlib import Path
 from types import ModuleType
 
-from .._cases import Chunk
+from conformance.model.chunks import Chunk
+
 from . import _anthropic, _gemini, _ollama, _openai_chat, _openai_responses
 from ._common import json_array_items, json_objects, load_json
 from ._load import load_cassette

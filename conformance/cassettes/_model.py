@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from .._cases import Chunk
+from conformance.model.chunks import Chunk
 
 #: The wire families, one decoder module each (docs/cassettes.md).
 FAMILIES = ("openai-chat", "anthropic", "openai-responses", "gemini", "ollama")

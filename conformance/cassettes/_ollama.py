@@ -9,7 +9,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from .._cases import Chunk
+from conformance.model.chunks import Chunk
+
 from ._common import mapping, provider_error, text_of
 from ._model import DecodeProblem
 

@@ -15,7 +15,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from .._cases import Chunk
+from conformance.model.chunks import Chunk
+
 from ._common import load_json, mapping, provider_error, text_of
 from ._model import DecodeProblem
 from ._sse import SseEvent

@@ -13,7 +13,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from .._cases import Chunk
+from conformance.model.chunks import Chunk
+
 from ._common import CONTENT, REASONING, load_json, mapping, provider_error, runs, text_of
 from ._model import DecodeProblem
 from ._sse import SseEvent

@@ -19,6 +19,9 @@ from __future__ import annotations
 
 import importlib
 from types import ModuleType
+from typing import Any
+
+from conformance.reference import Normalizer
 
 #: The contracts besides the normalizer, by name (= case-file `contract:` = protocol op).
 NAMES = ("render", "egress")
@@ -28,3 +31,14 @@ def contract(name: str) -> ModuleType:
     if name not in NAMES:
         raise KeyError(name)
     return importlib.import_module(f"conformance.contracts.{name}")
+
+
+class ReferenceImplementation(Normalizer):
+    """The reference for every contract: the normalizer, plus the ops of the other
+    contracts (docs/contracts.md), each answered by that contract's reference."""
+
+    def render(self, **payload: Any) -> dict[str, Any]:
+        return contract("render").reference(payload)
+
+    def egress(self, **payload: Any) -> dict[str, Any]:
+        return contract("egress").reference(payload)

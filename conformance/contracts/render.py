@@ -28,7 +28,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from .._judge import _difference
+from conformance.model.judge import _difference
+
 from ..reference import normalize_whole
 
 NAME = "render"

@@ -6,9 +6,10 @@ import argparse
 import json
 import sys
 
-from .. import __version__
-from ..server import Handler, serve_handler
-from . import Options, OptionsError, ReferenceImplementation, normalize_whole
+from conformance._version import __version__
+from conformance.contracts import ReferenceImplementation
+from conformance.reference import Options, OptionsError, normalize_whole
+from conformance.transport.server import Handler, serve_handler
 
 
 def main(argv: list[str] | None = None) -> int:

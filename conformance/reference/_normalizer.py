@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any, TypedDict
 
-from .._options import Options
+from conformance.model.options import Options
 
 
 class Delta(TypedDict):

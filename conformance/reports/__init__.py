@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .._results import Run
+from conformance.model.results import Run
+
 from . import _html, _json, _junit, _markdown
 from ._json import ResultsFileError, load_results
 

@@ -9,8 +9,16 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from .._options import DEFAULT, Options, OptionsError
-from .._results import SEVERITY, CaseResult, FuzzResult, ImplementationRun, Run, Verdict, worst
+from conformance.model.options import DEFAULT, Options, OptionsError
+from conformance.model.results import (
+    SEVERITY,
+    CaseResult,
+    FuzzResult,
+    ImplementationRun,
+    Run,
+    Verdict,
+    worst,
+)
 
 #: Column order of verdict counts: the enum's order, PASS first.
 VERDICTS = tuple(Verdict)

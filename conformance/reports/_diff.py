@@ -11,7 +11,8 @@ from dataclasses import dataclass
 
 from tabulate import tabulate
 
-from .._results import CaseResult, Run, Verdict
+from conformance.model.results import CaseResult, Run, Verdict
+
 from ._markdown import cell, text
 from ._visible import one_line
 

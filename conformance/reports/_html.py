@@ -15,7 +15,15 @@ from itertools import groupby
 from operator import itemgetter
 from pathlib import Path
 
-from .._results import SEVERITY, CaseResult, FuzzResult, ImplementationRun, Run, Verdict
+from conformance.model.results import (
+    SEVERITY,
+    CaseResult,
+    FuzzResult,
+    ImplementationRun,
+    Run,
+    Verdict,
+)
+
 from ._common import (
     CASE_FILE_HINT,
     VERDICTS,

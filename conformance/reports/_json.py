@@ -11,7 +11,8 @@ from typing import Any
 import jsonschema
 from jsonschema.exceptions import best_match
 
-from .._results import Run
+from conformance.model.results import Run
+
 from ..errors import ConformanceError
 from ._visible import one_line
 

@@ -12,7 +12,8 @@ import re
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
-from .._results import CaseResult, FuzzResult, ImplementationRun, Run, Verdict
+from conformance.model.results import CaseResult, FuzzResult, ImplementationRun, Run, Verdict
+
 from ._common import option_differences, option_value, replay_command
 from ._plain import fuzz_block, result_block
 from ._visible import escape_char, one_line

@@ -14,7 +14,8 @@ from pathlib import Path
 
 from tabulate import tabulate
 
-from .._results import CaseResult, FuzzResult, ImplementationRun, Run, Verdict
+from conformance.model.results import CaseResult, FuzzResult, ImplementationRun, Run, Verdict
+
 from ._common import (
     CASE_FILE_HINT,
     VERDICTS,

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from .._results import CaseResult, FuzzResult
+from conformance.model.results import CaseResult, FuzzResult
+
 from ._common import CASE_FILE_HINT, diff_sides
 from ._visible import ELIDED, END, NULL, SPLIT, printable, visible, window
 

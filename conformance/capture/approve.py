@@ -1,0 +1,190 @@
+"""`conformance approve`: a new capture -> a pending case for review -> a corpus case.
+
+`approve CASSETTE` decodes the capture, takes the reference normalizer's split as the
+expected one (with variants wherever another option profile changes it), and writes a case
+marked `pending: true` to `<cases>/pending/`, where every run reports it as SKIP (pending
+review), never as a pass. A person reviews it against SPEC.md, edits what is wrong, and runs
+`approve CASSETTE --accept`, which checks the case like `conformance check` does and moves it
+into `<cases>/cassettes.yaml`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import re
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from conformance.cassettes._decode import decode_cassette
+from conformance.cassettes._load import cassettes_dir_for, load_cassette
+from conformance.corpus.casegen import (
+    expectations_for,
+    guess_taxonomy,
+    new_case_id,
+    quote,
+    render_case_file,
+)
+from conformance.corpus.cases import Case, CaseFileError, Corpus, load_corpus, load_file
+from conformance.corpus.check import check_corpus, load_retired, load_taxonomy
+
+#: Case IDs written here start with a digit, so they never collide with hand-written ones.
+ID_FIRST = "23456789"
+_ID = re.compile(r"\bid:\s*[\"']?([A-HJ-NP-Z2-9]{4})\b")
+CORPUS_FILE = "cassettes.yaml"
+PENDING_DIR = "pending"
+CORPUS_DESCRIPTION = (
+    "Cases whose input is a recorded provider response: a vcrpy cassette under cassettes/, "
+    "decoded into chunks when the corpus loads (docs/cassettes.md)."
+)
+_HEADER = f"category: cassettes\ndescription: {quote(CORPUS_DESCRIPTION)}\ncases:\n"
+
+
+class ApproveError(Exception):
+    """The capture cannot be approved or accepted; the message says why and what to do."""
+
+
+def approve(
+    cassette: Path, cases_dir: Path, *, interaction: int = 0, family: str | None = None
+) -> Path:
+    """Write a pending case for `cassette` and return its file."""
+    pending_dir = cases_dir / PENDING_DIR
+    name = _relative_name(cassette, pending_dir / "x.yaml")
+    corpus = load_corpus([cases_dir])
+    for case in corpus.cases:
+        if case.cassette is not None and (case.cassette.name, case.cassette.interaction) == (
+            name,
+            interaction,
+        ):
+            state = "a pending case" if case.pending else "case"
+            raise ApproveError(f"{name} is already {state} {case.id} ({case.where})")
+    decoded = decode_cassette(cassette, interaction, family)
+    loaded = load_cassette(cassette)
+    used = {case.id for case in corpus.cases} | load_retired(cases_dir)
+    # Also the IDs of cases that did not load: an ID is never reused, even from a broken file.
+    for path in corpus.files:
+        used.update(_ID.findall(path.read_text("utf-8", errors="replace")))
+    case_id = new_case_id(used, first=ID_FIRST)
+    slug = _fresh_slug(name, {case.slug for case in corpus.cases})
+    case: dict[str, Any] = {
+        "id": case_id,
+        "slug": slug,
+        "title": f"Capture {name.removesuffix('.yaml')}"[:90],
+        "taxonomy": guess_taxonomy([c.to_json() for c in decoded.chunks]),
+        "level": "must",
+        "pending": True,
+        "cassette": name,
+        **({"interaction": interaction} if interaction else {}),
+        **({"family": family} if family else {}),
+        **expectations_for([c.to_json() for c in decoded.chunks]),
+        "provenance": [{"kind": "cassette", "ref": f"cassettes/{name}"}],
+    }
+    path = pending_dir / f"{case_id}-{slug}.yaml"
+    pending_dir.mkdir(parents=True, exist_ok=True)
+    header = _review_header(name, decoded, loaded.provenance or {})
+    path.write_text(header + render_case_file("cassettes", CORPUS_DESCRIPTION, [case]), "utf-8")
+    _, errors = load_file(path)
+    if errors:  # a bug here, not the user's: never leave a broken file behind
+        path.unlink()
+        raise ApproveError("the pending case did not load: " + "; ".join(map(str, errors)))
+    return path
+
+
+def accept(cassette: Path, cases_dir: Path) -> tuple[Case, Path]:
+    """Check the reviewed pending case of `cassette` and move it into the corpus."""
+    pending_dir = cases_dir / PENDING_DIR
+    name = _relative_name(cassette, pending_dir / "x.yaml")
+    found = [
+        (path, case)
+        for path in sorted(pending_dir.glob("*.yaml"))
+        for case in load_file(path)[0]
+        if case.cassette is not None and case.cassette.name == name
+    ]
+    if not found:
+        raise ApproveError(
+            f"no pending case for {name} in {pending_dir}; write one with "
+            f"`conformance approve {cassette}` first"
+        )
+    path, case = found[0]
+    _, errors = load_file(path)
+    problems = [str(error) for error in errors]
+    taxonomy = load_taxonomy(cases_dir)
+    if isinstance(taxonomy, CaseFileError):
+        raise ApproveError(str(taxonomy))
+    reviewed = dataclasses.replace(case, pending=False)
+    others = [c for c in load_corpus([cases_dir]).cases if c.file != path]
+    clashes = [c for c in others if c.id == case.id or c.slug == case.slug]
+    problems += [
+        f"{case.id}: the ID or slug is already used by {c.id} at {c.where}" for c in clashes
+    ]
+    retired = load_retired(cases_dir)
+    corpus = Corpus((reviewed,), (), (path,))
+    problems += [
+        str(problem)
+        for problem in check_corpus(corpus, taxonomy, retired)
+        if "has no case" not in problem.message  # taxonomy coverage is the corpus's concern
+    ]
+    if problems:
+        raise ApproveError(
+            f"{path} is not ready: fix these and accept again:\n  " + "\n  ".join(problems)
+        )
+    target = cases_dir / CORPUS_FILE
+    before = target.read_text("utf-8") if target.exists() else None
+    known = {str(error) for error in load_file(target)[1]} if before is not None else set()
+    block = _case_block(path.read_text("utf-8"))
+    text = _HEADER + block if before is None else before.rstrip("\n") + "\n\n" + block
+    target.write_text(text, "utf-8")
+    # The case goes at the end, so problems the file had before keep their lines.
+    target_errors = [error for error in load_file(target)[1] if str(error) not in known]
+    if target_errors:
+        if before is None:
+            target.unlink()
+        else:
+            target.write_text(before, "utf-8")
+        raise ApproveError(f"{target} would not load: " + "; ".join(map(str, target_errors)))
+    path.unlink()
+    return reviewed, target
+
+
+def _relative_name(cassette: Path, case_file: Path) -> str:
+    directory = cassettes_dir_for(case_file)
+    try:
+        return cassette.resolve().relative_to(directory.resolve()).as_posix()
+    except ValueError:
+        raise ApproveError(
+            f"{cassette} is not under {directory}, where cases in {case_file.parent.parent} "
+            "find their cassettes; move it there (cassettes/<provider>/<name>.yaml)"
+        ) from None
+
+
+def _fresh_slug(name: str, used: set[str]) -> str:
+    base = "capture-" + re.sub(r"[^a-z0-9]+", "-", name.removesuffix(".yaml").lower()).strip("-")
+    base = base[:56].rstrip("-")
+    slug, number = base, 2
+    while slug in used:
+        slug, number = f"{base}-{number}", number + 1
+    return slug
+
+
+def _review_header(name: str, decoded: Any, recorded: Mapping[str, Any]) -> str:
+    lines = [
+        f"# Pending review: written by `conformance approve` from cassettes/{name}",
+        f"# ({decoded.family}, {decoded.form}). Every run reports it as SKIP (pending review)",
+        "# until accepted. Review against SPEC.md: the title, the taxonomy entry (a guess), the",
+        "# level, the expected split (the reference's) and its variants; edit what is wrong,",
+        f"# then run: conformance approve cassettes/{name} --accept",
+        "# The chunks decoded from the capture:",
+        *(f"#   {json.dumps(chunk.to_json())}" for chunk in decoded.chunks),
+    ]
+    if recorded:
+        lines.append(f"# The cassette's provenance: {json.dumps(dict(recorded), default=str)}")
+    return "\n".join(lines) + "\n"
+
+
+def _case_block(text: str) -> str:
+    """The case of a pending file as it goes into the corpus: after `cases:`, without the
+    `pending: true` line."""
+    _, _, after = text.partition("\ncases:\n")
+    kept = [line for line in after.splitlines() if line.strip() != "pending: true"]
+    return "\n".join(kept).rstrip("\n") + "\n"

@@ -1,0 +1,164 @@
+"""`conformance replay`: Python clients that make their own HTTP requests, checked on
+cassette-backed cases with vcrpy replaying the recorded response.
+
+A client declares `capabilities=["http"]` (conformance.interface.implementation) and is
+called once per case with an `HttpCall`: a base URL on 127.0.0.1 and the request as it was
+recorded. It sends the request with whatever HTTP library it uses (vcrpy intercepts httpx,
+requests, urllib3, aiohttp and http.client; record mode `none`, so nothing reaches a network),
+parses the response itself, and returns what it showed: a list of deltas, or one
+`{"assistant", "thinking"}` for a non-streaming call. Raising NotImplementedError says it
+does not speak the family (SKIP, "unsupported"). The joined channels are judged like any
+other check (check name `http`); the deltas do not line up with the cassette's chunks, so
+promptness is not judged here.
+"""
+
+from __future__ import annotations
+
+import socket
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import replace
+from typing import Any
+from urllib.parse import urlsplit
+
+import vcr
+from vcr.errors import CannotOverwriteExistingCassetteException
+
+from conformance.cassettes._decode import decode_cassette
+from conformance.cassettes._model import CassetteError
+from conformance.corpus.cases import Case
+from conformance.interface import HttpCall
+from conformance.model.judge import compare
+from conformance.model.options import Options
+from conformance.model.results import CaseResult, ImplementationInfo, ImplementationRun, Verdict
+from conformance.transport.connections import CHANNELS, check_delta
+
+#: The check name http results carry.
+CHECK = "http"
+
+
+Client = Callable[[HttpCall], Any]
+
+
+@contextmanager
+def _closed_port() -> Iterator[int]:
+    """A local port that is bound but not listening: connecting to it is refused."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        yield sock.getsockname()[1]
+
+
+def replay_run(
+    client: Client, info: ImplementationInfo, cases: Sequence[Case]
+) -> ImplementationRun:
+    """Check `client` on every cassette-backed case of `cases`."""
+    options = Options.from_mapping(info.options)
+    run = ImplementationRun(info)
+    with _closed_port() as port:
+        for case in cases:
+            if case.cassette is not None:
+                run.results.append(check_case(client, case, options, f"http://127.0.0.1:{port}"))
+    return run
+
+
+def check_case(client: Client, case: Case, options: Options, base_url: str) -> CaseResult:
+    result = CaseResult(
+        case=case.id,
+        slug=case.slug,
+        category=case.category,
+        taxonomy=case.taxonomy,
+        level=case.level,
+        check=CHECK,
+        verdict=Verdict.PASS,
+        title=case.title,
+    )
+    expectation = case.expectation(options)
+    if isinstance(expectation, str):
+        return replace(result, verdict=Verdict.SKIP, reason=expectation)
+    assert case.cassette is not None
+    ref = case.cassette
+    try:
+        decoded = decode_cassette(ref.path, ref.interaction, ref.family)
+    except CassetteError as error:
+        return replace(result, verdict=Verdict.ERROR, reason=str(error))
+    interaction = decoded.interaction
+    parts = urlsplit(interaction.uri)
+    call = HttpCall(
+        base_url=base_url,
+        path=parts.path + (f"?{parts.query}" if parts.query else ""),
+        method=interaction.method,
+        headers=dict(interaction.request_headers),
+        body=interaction.request_body,
+        family=decoded.family,
+        stream=decoded.streaming,
+    )
+    expected = expectation.stream if decoded.streaming else expectation.whole
+    detail = {
+        "chunks": [chunk.to_json() for chunk in decoded.chunks],
+        "expected": expected.to_json(),
+    }
+    replayer = vcr.VCR(
+        record_mode="none", match_on=("method", "path"), decode_compressed_response=True
+    )
+    try:
+        with replayer.use_cassette(str(ref.path), allow_playback_repeats=True) as cassette:
+            answer = client(call)
+            played = cassette.play_count
+    except CannotOverwriteExistingCassetteException as error:
+        return replace(
+            result,
+            verdict=Verdict.ERROR,
+            reason=f"the client asked for what {ref.name} did not record: {_first_line(error)}",
+            **detail,
+        )
+    except NotImplementedError as error:
+        # How a client says it does not speak this family, as `unsupported` in the protocol.
+        return replace(result, verdict=Verdict.SKIP, reason=f"unsupported: {error}")
+    except Exception as error:  # the client's failure is a result, not ours
+        return replace(
+            result,
+            verdict=Verdict.ERROR,
+            reason=f"raised {type(error).__name__}: {error}",
+            **detail,
+        )
+    if played == 0:
+        return replace(
+            result,
+            verdict=Verdict.ERROR,
+            reason=f"the client made no HTTP request (it should {call.method} {call.url})",
+            **detail,
+        )
+    actual = _channels(answer)
+    if isinstance(actual, str):
+        return replace(result, verdict=Verdict.ERROR, reason=actual, **detail)
+    judgement = compare(expected, actual, case.level)
+    if judgement.verdict == Verdict.PASS:
+        return result
+    return replace(
+        result, verdict=judgement.verdict, reason=judgement.reason, actual=actual, **detail
+    )
+
+
+def _channels(answer: Any) -> dict[str, str] | str:
+    """The joined channels of what a client returned, or what is wrong with it."""
+    if isinstance(answer, Mapping):
+        return check_delta(answer, "the client's answer")
+    try:
+        deltas = list(answer)
+    except TypeError:
+        return (
+            f"the client returned {type(answer).__name__}; return a list of deltas or one "
+            "{'assistant': ..., 'thinking': ...}"
+        )
+    joined = {name: "" for name in CHANNELS}
+    for index, delta in enumerate(deltas):
+        checked = check_delta(delta, f"delta {index}")
+        if isinstance(checked, str):
+            return checked
+        for name in CHANNELS:
+            joined[name] += checked[name]
+    return joined
+
+
+def _first_line(error: Exception) -> str:
+    return str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__

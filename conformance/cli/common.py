@@ -1,0 +1,103 @@
+"""What the command modules share: exit codes, common options, progress, connections."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, NoReturn
+
+import click
+
+from conformance.errors import ConformanceError
+from conformance.transport.connections import Connection
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+
+cases_option = click.option(
+    "--cases",
+    "case_dirs",
+    type=click.Path(exists=True, file_okay=True, path_type=Path),
+    multiple=True,
+    help="A case file or directory (repeatable). Default: the bundled corpus.",
+)
+
+impl_option = click.option(
+    "--impl",
+    "impl",
+    required=True,
+    metavar="SPEC",
+    help="The implementation: `reference`, `python:module:attr` or `cmd:<command line>`.",
+)
+
+
+def report_dir_option(help_text: str = "Where the reports go.") -> Callable[[Any], Any]:
+    return click.option(
+        "--report-dir",
+        type=click.Path(file_okay=False, path_type=Path),
+        default=Path("reports"),
+        show_default=True,
+        help=help_text,
+    )
+
+
+def options_option(help_text: str) -> Callable[[Any], Any]:
+    return click.option(
+        "--options", "option_sets", multiple=True, metavar="[NAME=]JSON", help=help_text
+    )
+
+
+def timeout_option(default: float = 5.0, why: str = "") -> Callable[[Any], Any]:
+    return click.option(
+        "--timeout",
+        type=float,
+        default=default,
+        show_default=True,
+        help=f"Seconds a `cmd:` implementation may take per request{why}.",
+    )
+
+
+def format_option(*choices: str) -> Callable[[Any], Any]:
+    return click.option(
+        "--format",
+        "format_",
+        type=click.Choice(list(choices)),
+        default=choices[0],
+        show_default=True,
+        help="Output format.",
+    )
+
+
+def usage_error(error: ConformanceError | str) -> NoReturn:
+    click.echo(f"error: {error}", err=True)
+    sys.exit(EXIT_USAGE)
+
+
+@contextmanager
+def connected(
+    spec: str, *, timeout: float, validate_protocol: bool = False
+) -> Iterator[Connection]:
+    """A live implementation for a command; a start failure ends the command (exit 2)."""
+    from conformance.transport.impls import connect
+    from conformance.transport.spec import parse_impl
+
+    try:
+        connection = connect(parse_impl(spec), timeout=timeout, validate_protocol=validate_protocol)
+    except ConformanceError as error:
+        usage_error(error)
+    try:
+        yield connection
+    finally:
+        connection.close()
+
+
+def progress_line() -> Callable[[str], None] | None:
+    """A progress line on a terminal, nothing elsewhere."""
+    if not sys.stderr.isatty():
+        return None
+
+    def show(text: str) -> None:
+        click.echo(f"\r\033[K{text}", err=True, nl=False)
+
+    return show

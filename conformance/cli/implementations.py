@@ -1,0 +1,190 @@
+"""Commands about implementations rather than the corpus: smoke, fingerprint, bench, matrix."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from conformance.cli.common import (
+    EXIT_FAILED,
+    EXIT_OK,
+    EXIT_USAGE,
+    connected,
+    format_option,
+    impl_option,
+    progress_line,
+    timeout_option,
+    usage_error,
+)
+from conformance.errors import ConformanceError
+
+
+@click.command()
+@impl_option
+@timeout_option()
+@click.option(
+    "--validate-protocol",
+    is_flag=True,
+    help="Validate every protocol reply against its JSON Schema.",
+)
+def smoke(impl: str, timeout: float, validate_protocol: bool) -> None:
+    """Send an implementation a few trivial requests: does it speak the protocol?
+
+    Exit status 0 if it does, 1 if not, 2 if it cannot be started.
+    """
+    from conformance.tools.smoke import smoke as run_smoke
+
+    with connected(impl, timeout=timeout, validate_protocol=validate_protocol) as connection:
+        info = connection.info
+        click.echo(f"{info.label}: {info.name} {info.version} ({info.language})")
+        results = run_smoke(connection)
+    width = max(len(result.name) for result in results)
+    for result in results:
+        click.echo(f"{'ok' if result.ok else 'FAIL':4}  {result.name:{width}}  {result.message}")
+    failed = sum(not result.ok for result in results)
+    if failed:
+        click.echo(
+            f"FAIL: {info.label} does not speak the protocol ({failed} of {len(results)} "
+            "smoke requests failed)"
+        )
+        sys.exit(EXIT_FAILED)
+    click.echo(f"OK: {info.label} speaks the protocol ({len(results)} smoke requests answered)")
+
+
+@click.command()
+@impl_option
+@timeout_option()
+@format_option("text", "markdown", "json")
+def fingerprint(impl: str, timeout: float, format_: str) -> None:
+    """Find the policy an implementation follows, option by option (SPEC.md section 5).
+
+    Prints, per option, the value its outputs agree with (or that they agree with none, or
+    with different values on different inputs) and the evidence, then the options to
+    declare. Exit status 0 if it follows every option it declares, 1 if not, 2 if it cannot
+    be started.
+    """
+    from conformance.tools.fingerprint import fingerprint as run_fingerprint
+    from conformance.tools.fingerprint import render_fingerprint
+
+    with connected(impl, timeout=timeout) as connection:
+        result = run_fingerprint(connection)
+    click.echo(render_fingerprint(result, format_), nl=False)
+    sys.exit(EXIT_OK if result.consistent else EXIT_FAILED)
+
+
+@click.command()
+@click.option(
+    "--impl",
+    "impls",
+    multiple=True,
+    metavar="[NAME=]SPEC",
+    help="An implementation (repeatable). Default: the reference.",
+)
+@click.option(
+    "--quick",
+    is_flag=True,
+    help="Small inputs (100 KB, growth 200 KB to 2 MB): seconds, not minutes.",
+)
+@timeout_option(120.0, " (one request is a document)")
+@format_option("text", "markdown", "json")
+def bench(impls: tuple[str, ...], quick: bool, timeout: float, format_: str) -> None:
+    """Measure implementations on the same inputs: throughput, holdback, growth.
+
+    In process (`reference`, `python:`) the normalizer alone is timed; through `cmd:` each
+    document is one protocol request, so the figure is the protocol plus the implementation.
+    Exit status 0 when every figure was measured, 1 when a run failed, 2 for a start failure.
+    """
+    from conformance.tools.bench import FULL, QUICK, render_bench
+    from conformance.tools.bench import bench as run_bench
+
+    settings = QUICK if quick else FULL
+    progress = progress_line()
+    results = []
+    for impl in impls or ("reference",):
+        with connected(impl, timeout=timeout) as connection:
+            results.append(run_bench(connection, settings, progress=progress))
+    if progress is not None:
+        progress("")
+    click.echo(render_bench(results, settings, format_), nl=False)
+    sys.exit(EXIT_FAILED if any(result.problems for result in results) else EXIT_OK)
+
+
+@click.command()
+@click.option(
+    "--adapter",
+    "only",
+    multiple=True,
+    metavar="LABEL",
+    help="Only this adapter (repeatable); the reference always runs. Default: every adapter "
+    "whose library is installed.",
+)
+@click.option(
+    "--report-dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=Path("reports") / "matrix",
+    show_default=True,
+    help="Where the side-by-side reports go.",
+)
+@click.option(
+    "--docs",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Also write the ecosystem page here (docs/ecosystem.md regenerates the committed "
+    "page). It is always written as ecosystem.md in the report directory.",
+)
+@click.option(
+    "--bench",
+    "bench_mode",
+    type=click.Choice(["small", "quick", "full", "none"]),
+    default="small",
+    show_default=True,
+    help="Speed measurements: a 20 KB document, `conformance bench --quick` (100 KB), its "
+    "full sizes (1 MB), or none.",
+)
+@timeout_option(60.0, " (benchmark streams are long)")
+@click.option(
+    "--update-expectations",
+    is_flag=True,
+    help="Rewrite the adapters' expectation files from this run's failures and "
+    "conformance/adapters/divergences.yaml, then judge the run against them.",
+)
+def matrix(
+    only: tuple[str, ...],
+    report_dir: Path,
+    docs: Path | None,
+    bench_mode: str,
+    timeout: float,
+    update_expectations: bool,
+) -> None:
+    """Run the reference and every installed adapter (pydantic-ai, LiteLLM, SGLang, vLLM,
+    transformers, the Vercel AI SDK) and write the side-by-side reports and the ecosystem page.
+
+    Exit status 0 when every adapter behaves as its expectation file says, 1 when one
+    regressed or improved (FAIL or XPASS), 2 for a usage error.
+    """
+    from conformance.tools.bench import FULL, QUICK
+    from conformance.tools.ecosystem import render_ecosystem
+    from conformance.tools.matrix import SMALL, MatrixSettings, run_matrix
+
+    settings = MatrixSettings(
+        report_dir=report_dir,
+        only=only,
+        bench={"small": SMALL, "quick": QUICK, "full": FULL, "none": None}[bench_mode],
+        timeout=timeout,
+        update_expectations=update_expectations,
+    )
+    try:
+        result = run_matrix(settings, echo=click.echo)
+    except ConformanceError as error:
+        usage_error(error)
+    page = render_ecosystem(result)
+    for path in (report_dir / "ecosystem.md", docs):
+        if path is not None:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(page, "utf-8")
+            click.echo(f"wrote {path}")
+    if any(entry.run.failure for entry in result.entries):
+        sys.exit(EXIT_USAGE)
+    sys.exit(EXIT_OK if result.run.ok else EXIT_FAILED)

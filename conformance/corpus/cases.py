@@ -1,0 +1,457 @@
+"""Case files -> validated, frozen cases. Knows nothing of runners or reports."""
+
+from __future__ import annotations
+
+import functools
+import json
+import unicodedata
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import yaml
+
+from conformance.model.chunks import Channels, Chunk
+from conformance.model.options import ENUMERATED, OPTION_NAMES, Options
+
+LEVELS = ("must", "should", "info")
+#: Why a case `conformance approve` wrote is not judged yet (SKIP) until it is accepted.
+PENDING_REVIEW = (
+    "pending review: an unreviewed capture; check its expected split, then accept it with "
+    "`conformance approve --accept CASSETTE` (docs/cassettes.md)"
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Expectation:
+    """What a case expects under one set of options, for streams and for the whole form."""
+
+    stream: Channels
+    whole: Channels
+    #: The `when` of the variant it came from; empty for the default expectation.
+    when: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class Variant:
+    when: Mapping[str, Any]
+    expected: Channels | None
+    whole: Channels | None
+    undefined: str | None
+    note: str | None
+    line: int
+
+
+@dataclass(frozen=True, slots=True)
+class Provenance:
+    kind: str
+    ref: str
+    test: str | None = None
+
+    def __str__(self) -> str:
+        return f"{self.kind}: {self.ref}" + (f" ({self.test})" if self.test else "")
+
+
+@dataclass(frozen=True, slots=True)
+class CassetteRef:
+    """Where a cassette-backed case's chunks come from (docs/cassettes.md)."""
+
+    #: As written in the case file, relative to the cassettes directory.
+    name: str
+    path: Path
+    interaction: int = 0
+    #: The wire family named in the case; None: detected from the recording.
+    family: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class CaseIdentity:
+    """What every case has, whatever its contract: who it is, what it covers, where it is."""
+
+    id: str
+    slug: str
+    title: str
+    taxonomy: str
+    level: str
+    category: str
+    provenance: tuple[Provenance, ...]
+    note: str | None
+    file: Path
+    line: int
+
+    @property
+    def where(self) -> str:
+        return f"{self.file}:{self.line}"
+
+
+@dataclass(frozen=True, slots=True)
+class Case(CaseIdentity):
+    """A normalizer case."""
+
+    chunks: tuple[Chunk, ...]
+    expected: Channels
+    whole: Channels | None
+    variants: tuple[Variant, ...]
+    #: The cassette the chunks were decoded from, if any.
+    cassette: CassetteRef | None = None
+    #: An unreviewed capture: every check is SKIP until it is accepted.
+    pending: bool = False
+
+    @property
+    def content(self) -> str | None:
+        """The whole-message content: every chunk's content joined (None if none had any)."""
+        parts = [c.content for c in self.chunks if c.content is not None]
+        return "".join(parts) if parts else None
+
+    @property
+    def reasoning(self) -> str | None:
+        """The whole-message reasoning: every chunk's reasoning joined (None if none had any)."""
+        parts = [c.reasoning for c in self.chunks if c.reasoning]
+        return "".join(parts) if parts else None
+
+    def expectation(self, options: Options) -> Expectation | str:
+        """The expectation under `options`, or the reason there is none (a SKIP)."""
+        if self.pending:
+            return PENDING_REVIEW
+        if not isinstance(options.delimiters, str):
+            return "custom delimiters: the corpus has no expectations for them (fuzz instead)"
+        values = {name: getattr(options, name) for name in OPTION_NAMES}
+        opt_in = [name for name in OPTION_NAMES if values[name] not in ENUMERATED[name]]
+        best: Variant | None = None
+        best_rank = (-1, -1)
+        for variant in self.variants:
+            if all(values[name] == value for name, value in variant.when.items()):
+                # A variant naming the opt-in values in force outranks one that does not,
+                # then the most specific wins; ties go to the first written.
+                rank = (sum(name in variant.when for name in opt_in), len(variant.when))
+                if rank > best_rank:
+                    best, best_rank = variant, rank
+        missing = [name for name in opt_in if best is None or name not in best.when]
+        if missing:
+            named = ", ".join(f"{name}={json.dumps(values[name])}" for name in missing)
+            return f"no expectation for {named}"
+        if best is None:
+            return Expectation(self.expected, self.whole or self.expected)
+        if best.undefined is not None:
+            return best.undefined
+        assert best.expected is not None  # the schema requires expected or undefined
+        return Expectation(best.expected, best.whole or best.expected, best.when)
+
+
+@dataclass(frozen=True, slots=True)
+class ContractCase(CaseIdentity):
+    """A case of another contract (docs/contracts.md): its input and expected output are
+    that contract's own shapes, which its module interprets."""
+
+    contract: str
+    input: Mapping[str, Any]
+    expected: Mapping[str, Any]
+    #: Contract cases are written inline: never decoded from a cassette, never pending.
+    cassette: None = None
+    pending: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class CaseFileError:
+    """A problem in a case file, at a line (1-based; 0 when the file as a whole)."""
+
+    file: Path
+    line: int
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.file}:{self.line}: {self.message}"
+
+
+@dataclass(frozen=True, slots=True)
+class Corpus:
+    cases: tuple[Case | ContractCase, ...]
+    errors: tuple[CaseFileError, ...]
+    files: tuple[Path, ...]
+
+
+@functools.cache
+def schema(name: str) -> dict[str, Any]:
+    text = resources.files("conformance.schemas").joinpath(name).read_text("utf-8")
+    return json.loads(text)
+
+
+def bundled_cases_dir() -> Path:
+    """The corpus shipped with the package, or the checkout's `cases/`."""
+    packaged = Path(str(resources.files("conformance"))) / "_corpus"
+    if packaged.is_dir():
+        return packaged
+    return Path(__file__).resolve().parent.parent.parent / "cases"
+
+
+def case_files(paths: Iterable[Path]) -> list[Path]:
+    found: list[Path] = []
+    for path in paths:
+        if path.is_dir():
+            found += sorted(p for p in path.rglob("*.yaml") if p.name != "taxonomy.yaml")
+        else:
+            found.append(path)
+    return found
+
+
+def load_corpus(paths: Iterable[Path]) -> Corpus:
+    """Load every case file under `paths`; problems are collected, never raised."""
+    files = case_files(paths)
+    cases: list[Case | ContractCase] = []
+    errors: list[CaseFileError] = []
+    for path in files:
+        file_cases, file_errors = load_file(path)
+        cases += file_cases
+        errors += file_errors
+    return Corpus(tuple(cases), tuple(errors), tuple(files))
+
+
+def load_file(path: Path) -> tuple[list[Case | ContractCase], list[CaseFileError]]:
+    try:
+        text = path.read_text("utf-8")
+    except (OSError, UnicodeDecodeError) as error:
+        return [], [CaseFileError(path, 0, f"cannot read the file: {error}")]
+    errors = [CaseFileError(path, line, message) for line, message in invisible_characters(text)]
+    try:
+        loader = yaml.SafeLoader(text)
+        try:
+            node = loader.get_single_node()
+            data = loader.construct_document(node) if node is not None else None
+        finally:
+            loader.dispose()
+    except yaml.YAMLError as error:
+        mark = getattr(error, "problem_mark", None)
+        line = mark.line + 1 if mark is not None else 0
+        problem = getattr(error, "problem", None) or str(error)
+        errors.append(CaseFileError(path, line, f"malformed YAML: {problem}; fix the syntax"))
+        return [], errors
+    if node is None:
+        return [], [
+            *errors,
+            CaseFileError(path, 1, "the file is empty; a case file needs `category:` and `cases:`"),
+        ]
+    errors += [CaseFileError(path, line, message) for line, message in duplicate_keys(node)]
+    contract = data.get("contract") if isinstance(data, dict) else None
+    if contract is not None:
+        return _contract_cases(data, node, path, errors)
+    validator = jsonschema.Draft202012Validator(schema("case-file.schema.json"))
+    schema_errors = sorted(validator.iter_errors(data), key=lambda e: list(e.absolute_path))
+    for error in schema_errors:
+        errors.append(CaseFileError(path, line_of(node, error.absolute_path), describe(error)))
+    if schema_errors:
+        bad = {tuple(e.absolute_path)[:2] for e in schema_errors}
+        if any(len(p) < 2 for p in bad):
+            return [], errors
+    else:
+        bad = set()
+    cases = []
+    for index, raw in enumerate(data["cases"]):
+        if ("cases", index) in bad:
+            continue
+        at_case = functools.partial(_line_in_case, node, index)
+        chunks = _chunks(raw, path, at_case)
+        if isinstance(chunks, CaseFileError):
+            errors.append(chunks)
+            continue
+        cases.append(_case(raw, data["category"], path, at_case, *chunks))
+    return cases, errors
+
+
+def _contract_cases(
+    data: Mapping[str, Any], node: yaml.Node, path: Path, errors: list[CaseFileError]
+) -> tuple[list[Any], list[CaseFileError]]:
+    """The cases of a file of another contract, validated by that contract's schema."""
+    from conformance.contracts import NAMES, contract
+
+    name = data["contract"]
+    if name not in NAMES:
+        known = ", ".join(NAMES)
+        errors.append(
+            CaseFileError(
+                path,
+                line_of(node, ["contract"]),
+                f"unknown contract {name!r}; the contracts are {known} (or none: normalizer)",
+            )
+        )
+        return [], errors
+    validator = jsonschema.Draft202012Validator(schema(contract(name).SCHEMA))
+    schema_errors = sorted(validator.iter_errors(data), key=lambda e: list(e.absolute_path))
+    for error in schema_errors:
+        errors.append(CaseFileError(path, line_of(node, error.absolute_path), describe(error)))
+    bad = {tuple(e.absolute_path)[:2] for e in schema_errors}
+    if any(len(p) < 2 for p in bad):
+        return [], errors
+    cases = [
+        ContractCase(
+            id=raw["id"],
+            slug=raw["slug"],
+            title=raw["title"],
+            taxonomy=raw["taxonomy"],
+            level=raw["level"],
+            category=data["category"],
+            contract=name,
+            input=raw["input"],
+            expected=raw["expected"],
+            provenance=tuple(Provenance(**p) for p in raw["provenance"]),
+            note=raw.get("note"),
+            file=path,
+            line=line_of(node, ["cases", index]),
+        )
+        for index, raw in enumerate(data["cases"])
+        if ("cases", index) not in bad
+    ]
+    return cases, errors
+
+
+def _chunks(
+    raw: Mapping[str, Any], path: Path, line_at: Callable[..., int]
+) -> tuple[tuple[Chunk, ...], CassetteRef | None] | CaseFileError:
+    """The case's inline chunks, or those decoded from its cassette."""
+    if "cassette" not in raw:
+        return tuple(_chunk(c) for c in raw["chunks"]), None
+    from conformance.cassettes import CassetteError, cassettes_dir_for, chunks_for_case
+
+    ref = CassetteRef(
+        raw["cassette"],
+        cassettes_dir_for(path) / raw["cassette"],
+        raw.get("interaction", 0),
+        raw.get("family"),
+    )
+    try:
+        return chunks_for_case(ref.path, ref.interaction, ref.family), ref
+    except CassetteError as error:
+        return CaseFileError(path, line_at("cassette"), f"{raw['id']}: {error}")
+
+
+def _case(
+    raw: Mapping[str, Any],
+    category: str,
+    path: Path,
+    line_at: Callable[..., int],
+    chunks: tuple[Chunk, ...],
+    cassette: CassetteRef | None,
+) -> Case:
+    return Case(
+        id=raw["id"],
+        slug=raw["slug"],
+        title=raw["title"],
+        taxonomy=raw["taxonomy"],
+        level=raw["level"],
+        category=category,
+        chunks=chunks,
+        expected=_channels(raw["expected"]),
+        whole=_channels(raw["whole"]) if "whole" in raw else None,
+        variants=tuple(
+            Variant(
+                when=dict(v["when"]),
+                expected=_channels(v["expected"]) if "expected" in v else None,
+                whole=_channels(v["whole"]) if "whole" in v else None,
+                undefined=v.get("undefined"),
+                note=v.get("note"),
+                line=line_at("variants", number),
+            )
+            for number, v in enumerate(raw.get("variants", ()))
+        ),
+        provenance=tuple(Provenance(**p) for p in raw["provenance"]),
+        note=raw.get("note"),
+        file=path,
+        line=line_at(),
+        cassette=cassette,
+        pending=raw.get("pending", False),
+    )
+
+
+def case_from_mapping(raw: Mapping[str, Any], category: str = "generated") -> Case:
+    """A case with inline chunks built from a mapping in case-file shape, not read from a
+    file: for proposing new cases (the fuzzer's findings, approved captures)."""
+    chunks = tuple(_chunk(c) for c in raw["chunks"])
+    return _case(raw, category, Path("<generated>"), lambda *_: 0, chunks, None)
+
+
+def _line_in_case(node: yaml.Node, index: int, *path: Any) -> int:
+    return line_of(node, ["cases", index, *path])
+
+
+def _chunk(raw: str | Mapping[str, Any]) -> Chunk:
+    if isinstance(raw, str):
+        return Chunk(content=raw)
+    return Chunk(content=raw.get("content"), reasoning=raw.get("reasoning"))
+
+
+def _channels(raw: Mapping[str, str]) -> Channels:
+    return Channels(assistant=raw["assistant"], thinking=raw["thinking"])
+
+
+def describe(error: jsonschema.ValidationError) -> str:
+    where = "/".join(str(p) for p in error.absolute_path) or "the file"
+    if error.validator == "additionalProperties":
+        return f"{where}: {error.message} (see conformance/schemas/case-file.schema.json)"
+    if error.validator == "oneOf" and error.absolute_path and "variants" in error.absolute_path:
+        return f"{where}: a variant needs exactly one of `expected` or `undefined`"
+    if error.validator == "oneOf" and len(error.absolute_path) == 2:
+        return (
+            f"{where}: a case takes its input from exactly one of `chunks` or `cassette` "
+            "(`interaction` and `family` go with `cassette`)"
+        )
+    return f"{where}: {error.message}"
+
+
+def line_of(node: yaml.Node, path: Iterable[Any]) -> int:
+    """The 1-based line of the node at `path` (keys and indices), or of its nearest parent."""
+    for step in path:
+        if isinstance(node, yaml.MappingNode):
+            found = next((v for k, v in node.value if k.value == step), None)
+        elif isinstance(node, yaml.SequenceNode) and isinstance(step, int):
+            found = node.value[step] if step < len(node.value) else None
+        else:
+            found = None
+        if found is None:
+            break
+        node = found
+    return node.start_mark.line + 1
+
+
+def duplicate_keys(node: yaml.Node) -> Iterator[tuple[int, str]]:
+    """PyYAML keeps the last of two equal keys silently; a case file must not have any."""
+    if isinstance(node, yaml.MappingNode):
+        seen: set[Any] = set()
+        for key, value in node.value:
+            if key.value in seen:
+                yield key.start_mark.line + 1, f"duplicate key {key.value!r}"
+            seen.add(key.value)
+            yield from duplicate_keys(value)
+    elif isinstance(node, yaml.SequenceNode):
+        for item in node.value:
+            yield from duplicate_keys(item)
+
+
+_INVISIBLE = {"Cc", "Cf", "Zs", "Zl", "Zp", "Mn", "Me", "Co", "Cs"}
+#: Control characters have no Unicode name; these are the ones case files meet.
+_CONTROL = {
+    "\t": ("CHARACTER TABULATION", "\\t"),
+    "\r": ("CARRIAGE RETURN", "\\r"),
+    "\f": ("FORM FEED", "\\f"),
+    "\v": ("LINE TABULATION", "\\v"),
+}
+
+
+def invisible_characters(text: str) -> Iterator[tuple[int, str]]:
+    """Characters a reader cannot see must be written as escapes in double-quoted strings."""
+    for number, line in enumerate(text.split("\n"), start=1):
+        for char in line:
+            if char != " " and unicodedata.category(char) in _INVISIBLE:
+                code = f"\\u{ord(char):04x}" if ord(char) < 0x10000 else f"\\U{ord(char):08x}"
+                name, code = _CONTROL.get(
+                    char, (unicodedata.name(char, "a control character"), code)
+                )
+                yield (
+                    number,
+                    (
+                        f"literal U+{ord(char):04X} ({name}): write it as the escape {code} "
+                        "inside a double-quoted string"
+                    ),
+                )
+                break

@@ -1,0 +1,414 @@
+"""`conformance bench`: the speed of implementations, side by side, on the same inputs.
+
+Every implementation gets the same realistic document (conformance/_document.py) and:
+
+- **throughput** in 1-character, token-sized (4-character) and 4 KB chunks: MB/s, chunks per
+  second and time per chunk, the best of a few runs;
+- **holdback**: over the document in token-sized chunks, how many characters it had released
+  fewer of than the reference at each chunk (SPEC.md 7.2), as the maximum and the mean;
+- **growth**: the time for a small and a ten times larger document in 4 KB chunks; a ratio
+  well above ten (SUPERLINEAR_FACTOR) flags superlinear work, such as re-scanning the stream
+  so far at every chunk.
+
+What is timed depends on how the implementation is reached. In process (`reference`,
+`python:`) it is the normalizer alone: `feed` for each chunk, then `finish`. Through `cmd:` a
+whole stream is one protocol request, so it is the protocol and the implementation together:
+JSON encoding both ways, the pipes, the implementation's own parsing, and the harness's reply
+checks. Figures of the two kinds are not comparable with each other.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from tabulate import tabulate
+
+from conformance.model.chunks import Chunk
+from conformance.model.options import Options
+from conformance.model.results import ImplementationInfo
+from conformance.reference import normalize_stream
+from conformance.tools.document import cut, realistic_document
+from conformance.transport.connections import (
+    Connection,
+    InProcessConnection,
+    StreamRequest,
+    stream_reply,
+)
+
+IN_PROCESS = "in process"
+THROUGH_PROTOCOL = "cmd: (protocol + implementation)"
+#: A growth ratio above this many times the size ratio is flagged as superlinear. Linear work
+#: gives about the size ratio, somewhat more once the larger document no longer fits in the
+#: CPU caches; work that grows with the stream so far (re-scanning a buffer) gives its square.
+SUPERLINEAR_FACTOR = 3.0
+
+
+@dataclass(frozen=True, slots=True)
+class BenchSettings:
+    """What to measure. The defaults take tens of seconds per `cmd:` implementation."""
+
+    #: Characters of the realistic document for throughput and holdback.
+    document_size: int = 1_000_000
+    chunk_sizes: tuple[int, ...] = (1, 4, 4096)
+    #: Token-sized chunks: how streaming APIs deliver text.
+    holdback_chunk_size: int = 4
+    #: The two document sizes whose times give the growth ratio.
+    growth_sizes: tuple[int, int] = (1_000_000, 10_000_000)
+    growth_chunk_size: int = 4096
+    #: Runs per figure; the fastest counts (the others met more interference).
+    repeats: int = 3
+
+
+FULL = BenchSettings()
+#: Under ten seconds for a `cmd:` implementation that is as fast as the reference.
+QUICK = BenchSettings(document_size=100_000, growth_sizes=(200_000, 2_000_000))
+
+
+@dataclass(frozen=True, slots=True)
+class Throughput:
+    """One document in chunks of one size."""
+
+    chunk_size: int
+    chunks: int
+    characters: int
+    #: UTF-8 bytes of the document.
+    size_bytes: int
+    seconds: float
+
+    @property
+    def megabytes_per_second(self) -> float:
+        return self.size_bytes / 1e6 / self.seconds
+
+    @property
+    def chunks_per_second(self) -> float:
+        return self.chunks / self.seconds
+
+    @property
+    def microseconds_per_chunk(self) -> float:
+        return self.seconds / self.chunks * 1e6
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "chunk_size": self.chunk_size,
+            "chunks": self.chunks,
+            "characters": self.characters,
+            "bytes": self.size_bytes,
+            "seconds": self.seconds,
+            "megabytes_per_second": round(self.megabytes_per_second, 3),
+            "chunks_per_second": round(self.chunks_per_second, 1),
+            "microseconds_per_chunk": round(self.microseconds_per_chunk, 4),
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Holdback:
+    """Characters held back beyond the reference, after each chunk (flush excluded)."""
+
+    chunk_size: int
+    max: int
+    mean: float
+    #: Whether the final channel texts equal the reference's under the same options.
+    agrees: bool
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "chunk_size": self.chunk_size,
+            "max": self.max,
+            "mean": round(self.mean, 4),
+            "agrees": self.agrees,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Growth:
+    chunk_size: int
+    small_size: int
+    large_size: int
+    small_seconds: float
+    large_seconds: float
+
+    @property
+    def ratio(self) -> float:
+        return self.large_seconds / self.small_seconds
+
+    @property
+    def superlinear(self) -> bool:
+        return self.ratio > SUPERLINEAR_FACTOR * self.large_size / self.small_size
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "chunk_size": self.chunk_size,
+            "small_size": self.small_size,
+            "large_size": self.large_size,
+            "small_seconds": self.small_seconds,
+            "large_seconds": self.large_seconds,
+            "ratio": round(self.ratio, 2),
+            "superlinear": self.superlinear,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class BenchResult:
+    """The figures of one implementation. A figure is missing when its run failed."""
+
+    info: ImplementationInfo
+    #: What was timed: IN_PROCESS or THROUGH_PROTOCOL.
+    measured: str
+    throughput: tuple[Throughput, ...] = ()
+    holdback: Holdback | None = None
+    growth: Growth | None = None
+    #: Why figures are missing: the first failed run's error.
+    problems: tuple[str, ...] = field(default_factory=tuple)
+
+    def throughput_at(self, chunk_size: int) -> Throughput | None:
+        return next((t for t in self.throughput if t.chunk_size == chunk_size), None)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "implementation": self.info.to_json(),
+            "measured": self.measured,
+            "throughput": [t.to_json() for t in self.throughput],
+            "holdback": self.holdback.to_json() if self.holdback else None,
+            "growth": self.growth.to_json() if self.growth else None,
+            "problems": list(self.problems),
+        }
+
+
+class BenchFailure(Exception):
+    """A measured run did not produce a valid stream reply."""
+
+
+# --- running streams ------------------------------------------------------------------------
+
+
+Deltas = list[dict[str, str]]
+#: Runs one stream of content pieces: (seconds, deltas if asked for).
+Runner = Callable[[Sequence[str], bool], tuple[float, Deltas | None]]
+
+
+def _in_process(connection: InProcessConnection) -> Runner:
+    factory = connection.factory
+
+    def run(pieces: Sequence[str], keep: bool) -> tuple[float, Deltas | None]:
+        chunks = [{"content": piece, "reasoning": None} for piece in pieces]
+        deltas: list[Any] | None = None
+        try:
+            normalizer = factory()
+            feed = normalizer.feed
+            started = time.perf_counter()
+            if keep:
+                deltas = [feed(chunk) for chunk in chunks]
+                deltas.append(normalizer.finish())
+            else:
+                for chunk in chunks:
+                    feed(chunk)
+                normalizer.finish()
+            seconds = time.perf_counter() - started
+        except Exception as error:  # the implementation's failure is a finding, not ours
+            raise BenchFailure(f"raised {type(error).__name__}: {error}") from None
+        if deltas is None:
+            return seconds, None
+        reply = stream_reply(deltas, len(chunks))
+        if reply.deltas is None:
+            raise BenchFailure(reply.error or "no deltas")
+        return seconds, reply.deltas
+
+    return run
+
+
+def _through_protocol(connection: Connection) -> Runner:
+    def run(pieces: Sequence[str], keep: bool) -> tuple[float, Deltas | None]:
+        request = StreamRequest(tuple(Chunk(piece) for piece in pieces))
+        started = time.perf_counter()
+        (reply,) = connection.send([request])
+        seconds = time.perf_counter() - started
+        if reply.deltas is None:
+            if reply.timeout:
+                raise BenchFailure("no reply within the timeout (raise it with --timeout)")
+            raise BenchFailure(reply.error or f"unsupported: {reply.unsupported}")
+        return seconds, reply.deltas
+
+    return run
+
+
+def _best(runner: Runner, pieces: Sequence[str], repeats: int) -> float:
+    return min(runner(pieces, False)[0] for _ in range(max(1, repeats)))
+
+
+# --- measuring --------------------------------------------------------------------------------
+
+
+def bench(
+    connection: Connection,
+    settings: BenchSettings = FULL,
+    *,
+    progress: Callable[[str], None] | None = None,
+) -> BenchResult:
+    """Measure one live implementation. Failures become `problems`, never exceptions."""
+    if isinstance(connection, InProcessConnection):
+        runner, measured = _in_process(connection), IN_PROCESS
+    else:
+        runner, measured = _through_protocol(connection), THROUGH_PROTOCOL
+    say = progress or (lambda text: None)
+    text = realistic_document(settings.document_size)
+    size_bytes = len(text.encode("utf-8"))
+    throughput: list[Throughput] = []
+    problems: list[str] = []
+    for size in settings.chunk_sizes:
+        say(f"{connection.info.label}: {size}-character chunks")
+        pieces = cut(text, size)
+        try:
+            seconds = _best(runner, pieces, settings.repeats)
+        except BenchFailure as failure:
+            problems.append(f"{size}-character chunks: {failure}")
+            continue
+        throughput.append(Throughput(size, len(pieces), len(text), size_bytes, seconds))
+    say(f"{connection.info.label}: holdback")
+    holdback = _holdback(runner, text, settings.holdback_chunk_size, connection.info, problems)
+    say(f"{connection.info.label}: growth")
+    growth = _growth(runner, settings, problems)
+    return BenchResult(
+        connection.info, measured, tuple(throughput), holdback, growth, tuple(problems)
+    )
+
+
+def _holdback(
+    runner: Runner, text: str, size: int, info: ImplementationInfo, problems: list[str]
+) -> Holdback | None:
+    pieces = cut(text, size)
+    try:
+        _, deltas = runner(pieces, True)
+    except BenchFailure as failure:
+        problems.append(f"holdback: {failure}")
+        return None
+    assert deltas is not None
+    options = Options.from_mapping(info.options)
+    reference = normalize_stream(({"content": piece} for piece in pieces), options)
+    lags = _lags(deltas, reference)
+    agrees = _joined(deltas) == _joined(reference)
+    return Holdback(size, max(lags, default=0), sum(lags) / len(lags) if lags else 0.0, agrees)
+
+
+def _lags(deltas: Sequence[Mapping[str, str]], reference: Sequence[Mapping[str, str]]) -> list[int]:
+    """After each chunk (not the flush): characters the reference had released and the
+    implementation had not yet, or 0 when it was ahead."""
+    lags = []
+    mine = theirs = 0
+    for delta, ref in zip(deltas[:-1], reference[:-1], strict=True):
+        mine += len(delta["assistant"]) + len(delta["thinking"])
+        theirs += len(ref["assistant"]) + len(ref["thinking"])
+        lags.append(max(0, theirs - mine))
+    return lags
+
+
+def _joined(deltas: Sequence[Mapping[str, str]]) -> tuple[str, str]:
+    return (
+        "".join(d["assistant"] for d in deltas),
+        "".join(d["thinking"] for d in deltas),
+    )
+
+
+def _growth(runner: Runner, settings: BenchSettings, problems: list[str]) -> Growth | None:
+    small, large = settings.growth_sizes
+    times = []
+    for size in (small, large):
+        pieces = cut(realistic_document(size), settings.growth_chunk_size)
+        try:
+            times.append(_best(runner, pieces, settings.repeats))
+        except BenchFailure as failure:
+            problems.append(f"growth, {format_size(size)}: {failure}")
+            return None
+    return Growth(settings.growth_chunk_size, small, large, times[0], times[1])
+
+
+# --- display ----------------------------------------------------------------------------------
+
+
+def format_size(characters: int) -> str:
+    """1000000 -> `1 MB`, 100000 -> `100 KB` (characters of mostly-ASCII text)."""
+    if characters >= 1_000_000 and characters % 100_000 == 0:
+        return f"{characters / 1e6:g} MB"
+    if characters >= 1000 and characters % 100 == 0:
+        return f"{characters / 1e3:g} KB"
+    return f"{characters} characters"
+
+
+def _chunk_label(size: int) -> str:
+    if size == 4096:
+        return "4 KB chunks"
+    return f"{size}-char chunks"
+
+
+def _throughput_cell(figure: Throughput | None) -> str:
+    if figure is None:
+        return "failed"
+    return f"{figure.megabytes_per_second:.1f} MB/s, {figure.microseconds_per_chunk:.2f} µs/chunk"
+
+
+def _holdback_cell(holdback: Holdback | None) -> str:
+    if holdback is None:
+        return "failed"
+    cell = f"{holdback.max} / {holdback.mean:.2f}"
+    return cell if holdback.agrees else cell + " (text differs from the reference)"
+
+
+def _growth_cell(growth: Growth | None) -> str:
+    if growth is None:
+        return "failed"
+    flag = "SUPERLINEAR" if growth.superlinear else "linear"
+    return (
+        f"{growth.small_seconds:.3f} s / {growth.large_seconds:.3f} s "
+        f"({growth.ratio:.1f} x, {flag})"
+    )
+
+
+def render_bench(
+    results: Sequence[BenchResult], settings: BenchSettings = FULL, format_: str = "text"
+) -> str:
+    """One row per implementation: a plain table (`text`), `markdown`, or `json`."""
+    if format_ == "json":
+        document = {
+            "settings": {
+                "document_size": settings.document_size,
+                "chunk_sizes": list(settings.chunk_sizes),
+                "holdback_chunk_size": settings.holdback_chunk_size,
+                "growth_sizes": list(settings.growth_sizes),
+                "growth_chunk_size": settings.growth_chunk_size,
+                "repeats": settings.repeats,
+            },
+            "results": [result.to_json() for result in results],
+        }
+        return json.dumps(document, ensure_ascii=False, indent=1) + "\n"
+    small, large = (format_size(size) for size in settings.growth_sizes)
+    headers = [
+        "implementation",
+        "measured",
+        *(_chunk_label(size) for size in settings.chunk_sizes),
+        f"holdback max / mean ({settings.holdback_chunk_size}-char chunks)",
+        f"{small} / {large} ({_chunk_label(settings.growth_chunk_size)})",
+    ]
+    rows = [
+        [
+            f"{result.info.label} ({result.info.name} {result.info.version})",
+            result.measured,
+            *(_throughput_cell(result.throughput_at(size)) for size in settings.chunk_sizes),
+            _holdback_cell(result.holdback),
+            _growth_cell(result.growth),
+        ]
+        for result in results
+    ]
+    table = tabulate(
+        rows, headers=headers, tablefmt="github" if format_ == "markdown" else "simple"
+    )
+    notes = [
+        f"Document: {format_size(settings.document_size)} of realistic mixed text; "
+        f"best of {settings.repeats} run{'s' if settings.repeats != 1 else ''} per figure. "
+        "Holdback: characters released later than the reference would, after each chunk.",
+    ]
+    for result in results:
+        notes += [f"{result.info.label}: {problem}" for problem in result.problems]
+    return table + "\n\n" + "\n".join(notes) + "\n"

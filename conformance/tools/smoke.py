@@ -1,0 +1,96 @@
+"""`conformance smoke`: does an implementation speak the protocol at all?
+
+A handful of trivial requests, each expected to come back well-formed. The outputs are
+compared with the reference normalizer under the implementation's options, but a difference
+is only reported: correctness is what `conformance run` checks, with the whole corpus.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from conformance.model.chunks import Chunk
+from conformance.reference import Options, join, normalize_stream, normalize_whole
+from conformance.transport.connections import (
+    Connection,
+    Reply,
+    Request,
+    StreamRequest,
+    WholeRequest,
+)
+
+
+@dataclass(frozen=True, slots=True)
+class SmokeResult:
+    name: str
+    #: Whether the reply was a well-formed answer (a split, or `unsupported` for the whole form).
+    ok: bool
+    message: str
+
+
+#: (name, request); run in this order, so "fresh state" follows a stream that ended in a block.
+REQUESTS: tuple[tuple[str, Request], ...] = (
+    ("plain text", StreamRequest((Chunk("Hello, world."),))),
+    ("one block", StreamRequest((Chunk("<think>plan</think>Answer"),))),
+    ("split close tag", StreamRequest((Chunk("<think>plan</thi"), Chunk("nk>Answer")))),
+    ("native reasoning", StreamRequest((Chunk("Answer", "plan"),))),
+    ("unclosed block", StreamRequest((Chunk("Answer <think>plan"),))),
+    ("fresh state", StreamRequest((Chunk("Hello, world."),))),
+    ("whole form", WholeRequest("<think>plan</think>Answer", None)),
+)
+
+
+def smoke(connection: Connection) -> list[SmokeResult]:
+    options = Options.from_mapping(connection.info.options)
+    replies = connection.send([request for _, request in REQUESTS])
+    results = []
+    first: dict[str, str] | None = None
+    for (name, request), reply in zip(REQUESTS, replies, strict=True):
+        result = _judge(name, request, reply, options)
+        if name == "plain text" and result.ok:
+            first = _channels(reply)
+        if name == "fresh state" and result.ok and first and _channels(reply) != first:
+            result = SmokeResult(
+                name,
+                False,
+                f"{_show(_channels(reply))}, but the same stream gave {_show(first)} before: "
+                "state carried over from the previous stream (each stream request must start "
+                "from a fresh normalizer)",
+            )
+        results.append(result)
+    return results
+
+
+def _judge(name: str, request: Request, reply: Reply, options: Options) -> SmokeResult:
+    if reply.timeout:
+        return SmokeResult(name, False, "no reply within the timeout")
+    if reply.error is not None:
+        return SmokeResult(name, False, reply.error)
+    if reply.unsupported is not None:
+        # Leaving out the whole form is allowed; a stream op is what every implementation has.
+        ok = isinstance(request, WholeRequest)
+        return SmokeResult(name, ok, f"unsupported: {reply.unsupported}")
+    got = _channels(reply)
+    expected = _reference(request, options)
+    if got == expected:
+        return SmokeResult(name, True, _show(got))
+    return SmokeResult(
+        name, True, f"{_show(got)} (the reference gives {_show(expected)} under these options)"
+    )
+
+
+def _channels(reply: Reply) -> dict[str, str]:
+    if reply.deltas is not None:
+        return dict(join(reply.deltas))
+    assert reply.channels is not None
+    return dict(reply.channels)
+
+
+def _reference(request: Request, options: Options) -> dict[str, str]:
+    if isinstance(request, WholeRequest):
+        return dict(normalize_whole(request.content, request.reasoning, options))
+    return dict(join(normalize_stream([chunk.to_json() for chunk in request.chunks], options)))
+
+
+def _show(channels: dict[str, str]) -> str:
+    return f"assistant={channels['assistant']!r} thinking={channels['thinking']!r}"
