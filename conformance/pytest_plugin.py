@@ -155,17 +155,18 @@ def pytest_collection_modifyitems(
     state = config.stash.get(_state_key, None)
     if state is None:
         return
+    from conformance.contracts import all_checks, contract_checks
     from conformance.corpus.cases import ContractCase
-    from conformance.model.results import ALL_CHECKS, CHECKS, CONTRACT_CHECKS
+    from conformance.model.results import CHECKS
 
-    checks = config.getoption(CHECK) or list(ALL_CHECKS)
-    unknown = sorted(set(checks) - set(ALL_CHECKS))
+    checks = config.getoption(CHECK) or list(all_checks())
+    unknown = sorted(set(checks) - set(all_checks()))
     if unknown:
-        raise pytest.UsageError(f"{CHECK} {unknown[0]}: the checks are {', '.join(ALL_CHECKS)}")
+        raise pytest.UsageError(f"{CHECK} {unknown[0]}: the checks are {', '.join(all_checks())}")
     for spec in state.specs:
         suite = ConformanceSuite.from_parent(session, name=f"conformance[{spec.label}]")
         for case in state.cases:
-            own = CONTRACT_CHECKS[case.contract] if isinstance(case, ContractCase) else CHECKS
+            own = contract_checks()[case.contract] if isinstance(case, ContractCase) else CHECKS
             for check in (c for c in checks if c in own):
                 item = ConformanceItem.from_parent(
                     suite,
@@ -178,9 +179,9 @@ def pytest_collection_modifyitems(
                 item.add_marker(_marker(case.category))
                 items.append(item)
         if config.getoption(FUZZ):
-            from conformance.fuzz.properties import PROPERTIES
+            from conformance.contracts import fuzz_properties
 
-            for name in PROPERTIES:
+            for name in fuzz_properties():
                 fuzz_item = FuzzItem.from_parent(
                     suite, name=f"fuzz[{name}]", label=spec.label, property_name=name
                 )

@@ -300,8 +300,3 @@ def egress_requests(draw: st.DrawFn) -> dict[str, Any]:
             st.sampled_from(["xml", 1, None, "some"])
         )
     return {"history": history, "settings": settings}
-
-
-def contract_inputs(name: str) -> st.SearchStrategy[dict[str, Any]]:
-    """Request payloads of another contract, by its name."""
-    return {"render": render_events, "egress": egress_requests}[name]()

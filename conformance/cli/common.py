@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, NoReturn
@@ -101,3 +101,20 @@ def progress_line() -> Callable[[str], None] | None:
         click.echo(f"\r\033[K{text}", err=True, nl=False)
 
     return show
+
+
+class RegistryChoice(click.Choice):
+    """A choice among names the contract registry gives when the command runs, so that a
+    contract registered after import (a plugin's, a test's) is a valid choice too."""
+
+    def __init__(self, names: Callable[[], Sequence[str]]) -> None:
+        self._names = names
+        super().__init__([])
+
+    @property  # type: ignore[override]
+    def choices(self) -> Sequence[str]:
+        return tuple(self._names())
+
+    @choices.setter
+    def choices(self, _value: Sequence[str]) -> None:
+        """The registry is the source; click's own assignment is ignored."""

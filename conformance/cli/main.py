@@ -18,6 +18,7 @@ from conformance.cli.common import (
     EXIT_FAILED,
     EXIT_OK,
     EXIT_USAGE,
+    RegistryChoice,
     cases_option,
     options_option,
     progress_line,
@@ -26,13 +27,13 @@ from conformance.cli.common import (
     usage_error,
 )
 from conformance.cli.implementations import bench, fingerprint, matrix, smoke
+from conformance.contracts import all_checks, fuzz_properties, names
 from conformance.corpus.cases import CaseFileError, bundled_cases_dir, load_corpus
 from conformance.corpus.check import check_corpus, load_retired, load_taxonomy
 from conformance.corpus.dump import dump_corpus
 from conformance.corpus.select import Selection
 from conformance.corpus.taxonomy_table import render_taxonomy, replace_between_markers
 from conformance.errors import ConformanceError
-from conformance.model.results import ALL_CHECKS, FUZZ_PROPERTIES
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -68,7 +69,7 @@ def main() -> None:
     "--check",
     "checks",
     multiple=True,
-    type=click.Choice(list(ALL_CHECKS)),
+    type=RegistryChoice(all_checks),
     help="Only this check (default: all).",
 )
 @click.option(
@@ -114,7 +115,7 @@ def run(
         option_sets=option_sets,
         case_dirs=case_dirs or (bundled_cases_dir(),),
         selection=Selection(
-            categories, taxonomy_entries, ids, levels, checks or ALL_CHECKS, keyword
+            categories, taxonomy_entries, ids, levels, checks or all_checks(), keyword
         ),
         report_dir=report_dir,
         expectations_dir=expectations_dir
@@ -142,9 +143,9 @@ def run(
     "--property",
     "properties",
     multiple=True,
-    type=click.Choice(list(FUZZ_PROPERTIES)),
-    help="Only this property (repeatable). Default: all: the normalizer's six, then the "
-    "render and egress contracts' (SKIP for an implementation without them).",
+    type=RegistryChoice(fuzz_properties),
+    help="Only this property (repeatable). Default: all: the normalizer's six, then one per "
+    f"other contract ({', '.join(names())}; SKIP for an implementation without it).",
 )
 @click.option(
     "--max-examples",
@@ -187,7 +188,7 @@ def fuzz(
         impls=impls or ("reference",),
         option_sets=option_sets,
         case_dirs=(bundled_cases_dir(),),
-        properties=properties or FUZZ_PROPERTIES,
+        properties=properties or fuzz_properties(),
         max_examples=max_examples,
         seconds=seconds,
         seed=seed,

@@ -1,44 +1,154 @@
-"""Contracts beyond the normalizer, each one module with the same small interface.
+"""The registry of contracts beyond the normalizer: each is one module (or object) with the
+same small, typed interface, and everything else derives from the registry.
 
-A contract module names its case-file schema, its checks and its protocol op, turns a case
-into request payloads, judges the replies, and carries the reference implementation:
-
-    NAME, SCHEMA, CHECKS, METHOD
-    requests(case_input, check) -> list[payload]      # [] when the check does not apply,
-    skip_reason(case_input, check) -> str             # ... and why
-    judge(case_input, expected, check, replies) -> (verdict, reason, actual)
-    reference(payload) -> reply body
-    expected_for(case_input) -> expected              # for proposed cases (the fuzzer's)
-    guess_taxonomy(case_input) -> taxonomy entry
-
-Case files say which contract they belong to with a top-level `contract:` key; files
-without one are normalizer cases. docs/contracts.md describes the contracts.
+A contract names its case-file schema, its checks and its protocol op, turns a case input
+into request payloads, judges the replies, generates inputs for fuzzing, and carries the
+reference implementation. Case files say which contract they belong to with a top-level
+`contract:` key; files without one are normalizer cases. Check names, fuzz properties, the
+reference's protocol ops and the command line's choices all come from `registered()`, so a
+new contract is one module and one `register()` call. docs/contracts.md describes them.
 """
 
 from __future__ import annotations
 
-import importlib
-from types import ModuleType
-from typing import Any
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Protocol
 
+from conformance.contracts import egress, render
+from conformance.model.results import CHECKS, NORMALIZER_PROPERTIES, Verdict
 from conformance.reference import Normalizer
 
-#: The contracts besides the normalizer, by name (= case-file `contract:` = protocol op).
-NAMES = ("render", "egress")
+if TYPE_CHECKING:
+    from hypothesis.strategies import SearchStrategy
 
 
-def contract(name: str) -> ModuleType:
-    if name not in NAMES:
-        raise KeyError(name)
-    return importlib.import_module(f"conformance.contracts.{name}")
+class Contract(Protocol):
+    """What a contract provides. Modules satisfy it structurally (see render.py)."""
+
+    #: The case-file `contract:` value, the protocol op and the fuzz property's name.
+    NAME: str
+    #: The case-file schema: a file name in conformance/schemas/, or the schema itself.
+    SCHEMA: str | Mapping[str, Any]
+    #: The checks, in the order they run for each case (names unique across contracts).
+    CHECKS: tuple[str, ...]
+    #: The method a `python:` implementation offers for the op.
+    METHOD: str
+
+    def requests(self, case_input: Mapping[str, Any], check: str) -> list[dict[str, Any]]:
+        """The payloads one check sends; [] when the check does not apply to the input."""
+        ...
+
+    def skip_reason(self, case_input: Mapping[str, Any], check: str) -> str:
+        """Why a check that sends nothing does not apply."""
+        ...
+
+    def judge(
+        self,
+        case_input: Mapping[str, Any],
+        expected: Mapping[str, Any],
+        check: str,
+        replies: Sequence[Any],
+    ) -> tuple[Verdict, str, Any]:
+        """(verdict, reason, actual) of one check from its replies, one per payload."""
+        ...
+
+    def reference(self, payload: Mapping[str, Any]) -> dict[str, Any]:
+        """The reference's reply body to one payload."""
+        ...
+
+    def expected_for(self, case_input: Mapping[str, Any]) -> dict[str, Any]:
+        """The expected output of a proposed case (the fuzzer's), from the reference."""
+        ...
+
+    def guess_taxonomy(self, case_input: Mapping[str, Any]) -> str:
+        """The taxonomy entry a proposed case most likely belongs to."""
+        ...
+
+    def inputs(self) -> SearchStrategy[dict[str, Any]]:
+        """Case inputs for fuzzing (the contract's property draws from it)."""
+        ...
+
+
+_REGISTRY: dict[str, Contract] = {}
 
 
 class ReferenceImplementation(Normalizer):
-    """The reference for every contract: the normalizer, plus the ops of the other
-    contracts (docs/contracts.md), each answered by that contract's reference."""
+    """The reference for every contract: the normalizer, plus one method per registered
+    contract's op (docs/contracts.md), answered by that contract's reference. `register`
+    adds the methods, so subclasses can override them and call `super()`."""
 
-    def render(self, **payload: Any) -> dict[str, Any]:
-        return contract("render").reference(payload)
 
-    def egress(self, **payload: Any) -> dict[str, Any]:
-        return contract("egress").reference(payload)
+def _reference_method(contract: Contract) -> Any:
+    def method(self: ReferenceImplementation, **payload: Any) -> dict[str, Any]:
+        return contract.reference(payload)
+
+    method.__name__ = contract.METHOD
+    method.__doc__ = f"The {contract.NAME} contract's reference."
+    return method
+
+
+class RegistryError(ValueError):
+    """A contract that cannot be registered: its name or a check name is taken."""
+
+
+def register(contract: Contract) -> Contract:
+    """Add a contract; its name and check names must be new."""
+    if contract.NAME in _REGISTRY or contract.NAME in NORMALIZER_PROPERTIES:
+        raise RegistryError(f"a contract named {contract.NAME!r} is already registered")
+    clash = set(contract.CHECKS) & set(all_checks())
+    if clash:
+        raise RegistryError(f"{contract.NAME}: check names already taken: {sorted(clash)}")
+    _REGISTRY[contract.NAME] = contract
+    setattr(ReferenceImplementation, contract.METHOD, _reference_method(contract))
+    return contract
+
+
+def unregister(name: str) -> None:
+    """Remove a contract (for tests that register their own)."""
+    delattr(ReferenceImplementation, _REGISTRY.pop(name).METHOD)
+
+
+def registered() -> tuple[Contract, ...]:
+    return tuple(_REGISTRY.values())
+
+
+def names() -> tuple[str, ...]:
+    return tuple(_REGISTRY)
+
+
+def contract(name: str) -> Contract:
+    """The contract called `name` (KeyError if there is none)."""
+    return _REGISTRY[name]
+
+
+def contract_checks() -> dict[str, tuple[str, ...]]:
+    """Each contract's checks, by contract name."""
+    return {name: entry.CHECKS for name, entry in _REGISTRY.items()}
+
+
+def all_checks() -> tuple[str, ...]:
+    """Every check name, for selection: the normalizer's, then each contract's."""
+    return CHECKS + tuple(check for entry in _REGISTRY.values() for check in entry.CHECKS)
+
+
+def fuzz_properties() -> tuple[str, ...]:
+    """The fuzzing properties: the normalizer's, then one per contract."""
+    return NORMALIZER_PROPERTIES + names()
+
+
+register(render)
+register(egress)
+
+__all__ = [
+    "Contract",
+    "ReferenceImplementation",
+    "RegistryError",
+    "all_checks",
+    "contract",
+    "contract_checks",
+    "fuzz_properties",
+    "names",
+    "register",
+    "registered",
+    "unregister",
+]

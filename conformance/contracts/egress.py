@@ -12,6 +12,11 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from hypothesis.strategies import SearchStrategy
+
+from conformance import strategies
+from conformance.model.results import Verdict
+
 NAME = "egress"
 SCHEMA = "egress-case-file.schema.json"
 CHECKS = ("egress",)
@@ -124,33 +129,33 @@ def requests(case_input: dict, check: str) -> list[dict]:
 
 def judge(
     case_input: dict, expected: dict, check: str, replies: list[dict]
-) -> tuple[str, str, dict | None]:
+) -> tuple[Verdict, str, dict | None]:
     if len(replies) != 1:
-        return "FAIL", f"expected one reply, got {len(replies)}", None
+        return Verdict.FAIL, f"expected one reply, got {len(replies)}", None
     reply = replies[0]
     if not isinstance(reply, dict):
-        return "FAIL", f"the reply is not an object: {_show(reply)}", None
+        return Verdict.FAIL, f"the reply is not an object: {_show(reply)}", None
     malformed = _malformed(reply)
     if malformed:
-        return "FAIL", malformed, reply
+        return Verdict.FAIL, malformed, reply
     settings = case_input.get("settings")
     if "rejected" in expected:
         if "rejected" in reply:
-            return "PASS", "", reply
+            return Verdict.PASS, "", reply
         return (
-            "FAIL",
+            Verdict.FAIL,
             f"the settings {_show(settings)} are invalid and must be rejected (ERR-001); "
             f"the reply sent {len(reply['messages'])} messages instead",
             reply,
         )
     if "rejected" in reply:
         return (
-            "FAIL",
+            Verdict.FAIL,
             f"valid settings {_show(settings)} were rejected: {reply['rejected']}",
             reply,
         )
     difference = _first_difference(expected["messages"], reply["messages"], settings)
-    return ("FAIL", difference, reply) if difference else ("PASS", "", reply)
+    return (Verdict.FAIL, difference, reply) if difference else (Verdict.PASS, "", reply)
 
 
 def _malformed(reply: dict) -> str:
@@ -267,3 +272,7 @@ def guess_taxonomy(case_input: Mapping[str, Any]) -> str:
     return {"all": "EGRESS.strip-all", "allButLast": "EGRESS.strip-all-but-last"}.get(
         strip, "EGRESS.strip-none"
     )
+
+
+def inputs() -> SearchStrategy[dict[str, Any]]:
+    return strategies.egress_requests()

@@ -28,9 +28,12 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from conformance.model.judge import _difference
+from hypothesis.strategies import SearchStrategy
 
-from ..reference import normalize_whole
+from conformance import strategies
+from conformance.model.judge import _difference
+from conformance.model.results import Verdict
+from conformance.reference import normalize_whole
 
 NAME = "render"
 SCHEMA = "render-case-file.schema.json"
@@ -145,15 +148,15 @@ def judge(
     expected: Mapping[str, Any],
     check: str,
     replies: Sequence[Mapping[str, Any]],
-) -> tuple[str, str, dict[str, Any] | None]:
+) -> tuple[Verdict, str, dict[str, Any] | None]:
     events = events_of(case_input)
     if len(replies) != 1:
-        return "FAIL", f"expected one reply to the one request, got {len(replies)}", None
+        return Verdict.FAIL, f"expected one reply to the one request, got {len(replies)}", None
     reply = dict(replies[0])
     outputs = reply.get("outputs")
     problem = _malformed(outputs, len(events))
     if problem:
-        return "FAIL", problem, reply
+        return Verdict.FAIL, problem, reply
     assert isinstance(outputs, list)
     if check == "render":
         return _judge_render(events, expected["outputs"], outputs)
@@ -175,31 +178,31 @@ def _malformed(outputs: Any, events: int) -> str:
 
 def _judge_render(
     events: Sequence[tuple[str, str]], want: Sequence[str], got: list[str]
-) -> tuple[str, str, dict[str, Any]]:
+) -> tuple[Verdict, str, dict[str, Any]]:
     actual = {"outputs": got}
     for index, (expected_output, output) in enumerate(zip(want, got, strict=True)):
         if expected_output != output:
             kind, text = events[index]
             return (
-                "FAIL",
+                Verdict.FAIL,
                 f"event {index} ({kind} {text!r}) rendered {output!r}; "
                 f"expected {expected_output!r}",
                 actual,
             )
-    return "PASS", "", actual
+    return Verdict.PASS, "", actual
 
 
 def _judge_roundtrip(
     events: Sequence[tuple[str, str]], got: list[str]
-) -> tuple[str, str, dict[str, Any]]:
+) -> tuple[Verdict, str, dict[str, Any]]:
     split = split_rendered("".join(got))
     actual = {"outputs": got, "split": split}
     want = original_channels(events)
     differing = [name for name in ("thinking", "assistant") if split[name] != want[name]]
     if not differing:
-        return "PASS", "", actual
+        return Verdict.PASS, "", actual
     reason = "; ".join(_difference(name, want[name], split[name]) for name in differing)
-    return "FAIL", f"the rendered stream splits back differently: {reason}", actual
+    return Verdict.FAIL, f"the rendered stream splits back differently: {reason}", actual
 
 
 def expected_for(case_input: Mapping[str, Any]) -> dict[str, Any]:
@@ -218,3 +221,7 @@ def guess_taxonomy(case_input: Mapping[str, Any]) -> str:
     if any(kind != "thinking" for kind in kinds[first:]):
         return "RENDER.reopen" if kinds[first:].count("thinking") > 1 else "RENDER.close"
     return "RENDER.end-open"
+
+
+def inputs() -> SearchStrategy[dict[str, Any]]:
+    return strategies.render_events()

@@ -264,11 +264,11 @@ def _contract_cases(
     data: Mapping[str, Any], node: yaml.Node, path: Path, errors: list[CaseFileError]
 ) -> tuple[list[Any], list[CaseFileError]]:
     """The cases of a file of another contract, validated by that contract's schema."""
-    from conformance.contracts import NAMES, contract
+    from conformance.contracts import contract, names
 
     name = data["contract"]
-    if name not in NAMES:
-        known = ", ".join(NAMES)
+    if name not in names():
+        known = ", ".join(names())
         errors.append(
             CaseFileError(
                 path,
@@ -277,7 +277,8 @@ def _contract_cases(
             )
         )
         return [], errors
-    validator = jsonschema.Draft202012Validator(schema(contract(name).SCHEMA))
+    own = contract(name).SCHEMA
+    validator = jsonschema.Draft202012Validator(schema(own) if isinstance(own, str) else own)
     schema_errors = sorted(validator.iter_errors(data), key=lambda e: list(e.absolute_path))
     for error in schema_errors:
         errors.append(CaseFileError(path, line_of(node, error.absolute_path), describe(error)))

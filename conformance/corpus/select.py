@@ -8,9 +8,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from conformance.contracts import all_checks
 from conformance.corpus.cases import Case
 from conformance.errors import UsageError
-from conformance.model.results import ALL_CHECKS
 
 
 @dataclass(frozen=True, slots=True)
@@ -20,7 +20,7 @@ class Selection:
     taxonomy: tuple[str, ...] = ()
     ids: tuple[str, ...] = ()
     levels: tuple[str, ...] = ()
-    checks: tuple[str, ...] = ALL_CHECKS
+    checks: tuple[str, ...] = field(default_factory=all_checks)
     keyword: str | None = None
     _matcher: Callable[[str], bool] | None = field(default=None, compare=False, repr=False)
 
@@ -35,10 +35,11 @@ class Selection:
         return data
 
     def apply(self, cases: Sequence[Case]) -> list[Case]:
-        unknown = sorted(set(self.checks) - set(ALL_CHECKS))
+        known = all_checks()
+        unknown = sorted(set(self.checks) - set(known))
         if unknown:
             raise UsageError(
-                f"unknown check {', '.join(unknown)}; the checks are {', '.join(ALL_CHECKS)}"
+                f"unknown check {', '.join(unknown)}; the checks are {', '.join(known)}"
             )
         matches = keyword_matcher(self.keyword) if self.keyword else None
         chosen = [

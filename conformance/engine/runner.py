@@ -11,7 +11,7 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 
 from conformance._version import SPEC_VERSION, __version__
-from conformance.contracts import contract
+from conformance.contracts import all_checks, contract
 from conformance.corpus.cases import Case, ContractCase, Expectation
 from conformance.corpus.expectations import ExpectedFailures
 from conformance.engine.chunking import one_char_chunks, split_points
@@ -19,7 +19,6 @@ from conformance.model.chunks import Chunk
 from conformance.model.judge import Judgement, compare, first_divergence, holdback
 from conformance.model.options import Options
 from conformance.model.results import (
-    ALL_CHECKS,
     CHECKS,
     CaseResult,
     ImplementationRun,
@@ -55,9 +54,11 @@ class CheckPlan:
 
 
 def plan_case(
-    case: Case | ContractCase, options: Options, checks: Sequence[str] = ALL_CHECKS
+    case: Case | ContractCase, options: Options, checks: Sequence[str] | None = None
 ) -> list[CheckPlan]:
-    """The plans for a case's checks among `checks` (checks of other contracts are ignored)."""
+    """The plans for a case's checks among `checks` (default: all; checks of other contracts
+    are ignored)."""
+    checks = all_checks() if checks is None else checks
     if isinstance(case, ContractCase):
         return _plan_contract(case, checks)
     checks = [check for check in checks if check in CHECKS]
@@ -123,7 +124,7 @@ def _judge_contract(plan: CheckPlan, replies: Sequence[Reply]) -> CaseResult:
     )
     if verdict == Verdict.FAIL and case.level != "must":
         verdict, reason = Verdict.NON_STRICT, f"{case.level}-level case differs: {reason}"
-    return _result(plan, Verdict(verdict), reason)
+    return _result(plan, verdict, reason)
 
 
 def judge(plan: CheckPlan, replies: Sequence[Reply], options: Options) -> CaseResult:
@@ -245,7 +246,7 @@ def run_implementation(
     connection: Connection,
     cases: Sequence[Case],
     *,
-    checks: Sequence[str] = ALL_CHECKS,
+    checks: Sequence[str] | None = None,
     expected_failures: ExpectedFailures | None = None,
     on_result: Callable[[CaseResult], None] | None = None,
     batch: int = BATCH,

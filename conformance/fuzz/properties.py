@@ -21,7 +21,6 @@ from hypothesis import strategies as st
 from hypothesis.database import ExampleDatabase
 
 from conformance import strategies as cs
-from conformance.contracts import NAMES as contract_names_tuple
 from conformance.contracts import contract
 from conformance.corpus.casegen import (
     expectations_for,
@@ -33,7 +32,7 @@ from conformance.corpus.check import unaccounted
 from conformance.model.chunks import Channels, Chunk
 from conformance.model.judge import squeeze
 from conformance.model.options import Options, is_enumerated
-from conformance.model.results import FUZZ_PROPERTIES, FuzzResult, Verdict
+from conformance.model.results import NORMALIZER_PROPERTIES, FuzzResult, Verdict
 from conformance.reference import join, normalize_stream, normalize_whole
 from conformance.transport.connections import (
     Connection,
@@ -43,8 +42,6 @@ from conformance.transport.connections import (
     WholeRequest,
 )
 
-#: The normalizer's properties, then the other contracts' (docs/contracts.md).
-PROPERTIES = FUZZ_PROPERTIES
 #: Examples per Hypothesis run; a time budget runs slices of this size until time is up.
 SLICE = 250
 
@@ -276,7 +273,7 @@ def contract_property(name: str) -> Callable[[Target, list[dict[str, Any]], st.D
 
     def check(target: Target, chunks: list[dict[str, Any]], data: st.DataObject) -> None:
         module = contract(name)
-        case_input = data.draw(cs.contract_inputs(name), label="input")
+        case_input = data.draw(module.inputs(), label="input")
         expected = module.expected_for(case_input)
         for check_name in module.CHECKS:
             payloads = module.requests(case_input, check_name)
@@ -284,7 +281,7 @@ def contract_property(name: str) -> Callable[[Target, list[dict[str, Any]], st.D
             if not payloads:
                 continue
             verdict, reason, _ = module.judge(case_input, expected, check_name, bodies)
-            if verdict != Verdict.PASS.value:
+            if verdict != Verdict.PASS:
                 raise PropertyFailure(
                     Counterexample(
                         [],
@@ -305,8 +302,6 @@ CHECKS: dict[str, Callable[[Target, list[dict[str, Any]], st.DataObject], None]]
     "discipline": discipline,
     "idempotence": idempotence,
     "conservation": conservation,
-    "render": contract_property("render"),
-    "egress": contract_property("egress"),
 }
 
 
@@ -344,7 +339,7 @@ def run_property(
     Generation is seeded, so a seed replays a run exactly; the database is ours, not
     Hypothesis' own (which a fixed seed switches off), holding minimal failing inputs.
     """
-    check = CHECKS[name]
+    check = CHECKS[name] if name in NORMALIZER_PROPERTIES else contract_property(name)
     start = time.monotonic()
     target.examples = 0
     target.non_strict = None
@@ -362,7 +357,7 @@ def run_property(
             example.to_json() if example else None,
         )
 
-    is_contract = name in contract_names_tuple
+    is_contract = name not in NORMALIZER_PROPERTIES
     stored = sorted(database.fetch(key), key=len) if database and not is_contract else []
     for value in stored:
         chunks = json.loads(value)

@@ -46,22 +46,18 @@ def worst(verdicts: Iterable[Verdict]) -> Verdict:
     return min(verdicts, key=SEVERITY.index, default=Verdict.PASS)
 
 
-#: The normalizer's checks, in the order they run for each case.
+#: The normalizer's checks, in the order they run for each case. The other contracts' checks
+#: come from their registry (conformance.contracts.all_checks).
 CHECKS = ("whole", "stream", "chars", "splits")
-#: The checks of the other contracts (docs/contracts.md).
-CONTRACT_CHECKS = {"render": ("render", "roundtrip"), "egress": ("egress",)}
-#: The fuzzing properties: the normalizer's, then the other contracts' (one each).
-FUZZ_PROPERTIES = (
+#: The normalizer's fuzzing properties; each other contract adds one, named after it.
+NORMALIZER_PROPERTIES = (
     "differential",
     "chunking",
     "whole",
     "discipline",
     "idempotence",
     "conservation",
-    *CONTRACT_CHECKS,
 )
-#: Every check name, for selection.
-ALL_CHECKS = CHECKS + tuple(check for checks in CONTRACT_CHECKS.values() for check in checks)
 
 
 @dataclass(frozen=True, slots=True)

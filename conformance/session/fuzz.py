@@ -6,16 +6,16 @@ import dataclasses
 import random
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from hypothesis.database import DirectoryBasedExampleDatabase
 
+from conformance.contracts import fuzz_properties
 from conformance.corpus.cases import load_corpus
 from conformance.corpus.check import load_retired
 from conformance.errors import UsageError
 from conformance.fuzz.properties import (
-    PROPERTIES,
     Target,
     found_case,
     found_contract_case,
@@ -35,7 +35,7 @@ class FuzzSettings:
     impls: Sequence[str]
     option_sets: Sequence[str]
     case_dirs: Sequence[Path]
-    properties: Sequence[str] = PROPERTIES
+    properties: Sequence[str] = field(default_factory=fuzz_properties)
     max_examples: int = DEFAULT_EXAMPLES
     #: A time budget for all properties together, instead of `max_examples`.
     seconds: float | None = None
@@ -52,11 +52,10 @@ def execute_fuzz(
     echo: Callable[..., None],
     progress: Callable[[str], None] | None = None,
 ) -> int:
-    unknown = sorted(set(settings.properties) - set(PROPERTIES))
+    known = fuzz_properties()
+    unknown = sorted(set(settings.properties) - set(known))
     if unknown:
-        raise UsageError(
-            f"unknown property {unknown[0]!r}; the properties are {', '.join(PROPERTIES)}"
-        )
+        raise UsageError(f"unknown property {unknown[0]!r}; the properties are {', '.join(known)}")
     started = time.perf_counter()
     specs = implementation_specs(settings.impls, settings.option_sets)
     seed = settings.seed if settings.seed is not None else random.randrange(2**32)

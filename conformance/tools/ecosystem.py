@@ -15,8 +15,9 @@ from typing import Any
 from tabulate import tabulate
 
 from conformance.adapters import shown
+from conformance.contracts import all_checks
 from conformance.model.options import OPTION_NAMES, Options
-from conformance.model.results import ALL_CHECKS, CHECKS, CaseResult, Verdict
+from conformance.model.results import CHECKS, CaseResult, Verdict
 from conformance.reports._common import format_options
 from conformance.reports._markdown import _category_table, cell, code, text
 from conformance.reports.bugclass import CLASSES, classify
@@ -220,7 +221,7 @@ def _size(result: CaseResult) -> tuple[int, int, int, str]:
     """Smallest first: fewest characters of input, then fewest chunks, then check order."""
     chunks = result.chunks or []
     characters = sum(len(c.get("content") or "") + len(c.get("reasoning") or "") for c in chunks)
-    return characters, len(chunks), ALL_CHECKS.index(result.check), result.case
+    return characters, len(chunks), all_checks().index(result.check), result.case
 
 
 def _notation(chunks: Sequence[Mapping[str, Any]]) -> str:

@@ -20,13 +20,13 @@ from typing import Any
 import yaml
 
 from conformance.adapters import ADAPTERS, EXPECTATIONS_DIR, Adapter
+from conformance.contracts import all_checks
 from conformance.corpus.cases import bundled_cases_dir, load_corpus
 from conformance.corpus.expectations import ExpectedFailures, load_expected_failures
 from conformance.engine.runner import new_run, run_implementation
 from conformance.errors import ConformanceError, UsageError
 from conformance.model.options import Options
 from conformance.model.results import (
-    ALL_CHECKS,
     CHECKS,
     CaseResult,
     ImplementationInfo,
@@ -194,7 +194,7 @@ def expectation_entries(
             matched.setdefault(result.case, []).append((result, rule))
     entries = {}
     for case in sorted(matched):
-        pairs = sorted(matched[case], key=lambda pair: ALL_CHECKS.index(pair[0].check))
+        pairs = sorted(matched[case], key=lambda pair: all_checks().index(pair[0].check))
         reasons = list(dict.fromkeys(" ".join(rule["reason"].split()) for _, rule in pairs))
         link = next((rule["link"] for _, rule in pairs if rule.get("link")), None)
         entry: dict[str, Any] = {"reason": "; ".join(reasons)}

@@ -32,12 +32,12 @@ class Handler:
         options: Mapping[str, Any] | None = None,
         whole: WholeFunction | None = None,
     ) -> None:
-        from conformance.contracts import NAMES, contract
+        from conformance.contracts import registered
 
         self.factory = factory
         self.whole = whole
         # The other contracts' ops this normalizer answers: those it has the method for.
-        self.methods = {name: contract(name).METHOD for name in NAMES}
+        self.methods = {entry.NAME: entry.METHOD for entry in registered()}
         sample = factory()
         capabilities = [name for name, method in self.methods.items() if hasattr(sample, method)]
         self.hello = {
