@@ -23,3 +23,6 @@ class ImplementationStartError(ConformanceError):
         self.stderr = stderr
         detail = f"\n--- stderr (last lines) ---\n{stderr}" if stderr else ""
         super().__init__(f"implementation {label!r}: {message}{detail}")
+
+
+__all__ = ["ConformanceError", "ImplementationStartError", "UsageError"]

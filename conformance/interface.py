@@ -187,3 +187,16 @@ def from_generator(function: Callable[[Iterator[Chunk]], Iterator[Delta]]) -> Fa
     factory.conformance = getattr(function, "conformance", None)  # type: ignore[attr-defined]
     factory.__qualname__ = getattr(function, "__qualname__", "generator")
     return factory
+
+
+__all__ = [
+    "Chunk",
+    "Delta",
+    "Factory",
+    "HttpCall",
+    "StreamNormalizer",
+    "from_function",
+    "from_generator",
+    "implementation",
+    "metadata",
+]

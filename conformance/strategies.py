@@ -300,3 +300,15 @@ def egress_requests(draw: st.DrawFn) -> dict[str, Any]:
             st.sampled_from(["xml", 1, None, "some"])
         )
     return {"history": history, "settings": settings}
+
+
+__all__ = [
+    "chunkings",
+    "documents",
+    "egress_requests",
+    "flatten",
+    "rechunkings",
+    "render_events",
+    "segments",
+    "streams",
+]
