@@ -14,6 +14,11 @@ from typing import Any
 import jsonschema
 import yaml
 
+try:  # libyaml's parser when PyYAML was built with it: several times faster
+    from yaml import CSafeLoader as _Loader
+except ImportError:  # pragma: no cover - depends on how PyYAML was built
+    from yaml import SafeLoader as _Loader  # type: ignore[assignment]
+
 from conformance.model.chunks import Channels, Chunk
 from conformance.model.options import ENUMERATED, OPTION_NAMES, Options
 
@@ -216,10 +221,12 @@ def load_file(path: Path) -> tuple[list[Case | ContractCase], list[CaseFileError
         return [], [CaseFileError(path, 0, f"cannot read the file: {error}")]
     errors = [CaseFileError(path, line, message) for line, message in invisible_characters(text)]
     try:
-        loader = yaml.SafeLoader(text)
+        loader = _Loader(text)
         try:
             node = loader.get_single_node()
-            data = loader.construct_document(node) if node is not None else None
+            shape = _shape_problems(node) if node is not None else []
+            fatal = any(line_problem[2] for line_problem in shape)
+            data = loader.construct_document(node) if node is not None and not fatal else None
         finally:
             loader.dispose()
     except yaml.YAMLError as error:
@@ -228,12 +235,17 @@ def load_file(path: Path) -> tuple[list[Case | ContractCase], list[CaseFileError
         problem = getattr(error, "problem", None) or str(error)
         errors.append(CaseFileError(path, line, f"malformed YAML: {problem}; fix the syntax"))
         return [], errors
+    except RecursionError:
+        errors.append(CaseFileError(path, 0, f"nested deeper than {MAX_DEPTH} levels"))
+        return [], errors
     if node is None:
         return [], [
             *errors,
             CaseFileError(path, 1, "the file is empty; a case file needs `category:` and `cases:`"),
         ]
-    errors += [CaseFileError(path, line, message) for line, message in duplicate_keys(node)]
+    errors += [CaseFileError(path, line, message) for line, message, _ in shape]
+    if fatal:
+        return [], errors
     contract = data.get("contract") if isinstance(data, dict) else None
     if contract is not None:
         return _contract_cases(data, node, path, errors)
@@ -415,18 +427,42 @@ def line_of(node: yaml.Node, path: Iterable[Any]) -> int:
     return node.start_mark.line + 1
 
 
-def duplicate_keys(node: yaml.Node) -> Iterator[tuple[int, str]]:
-    """PyYAML keeps the last of two equal keys silently; a case file must not have any."""
-    if isinstance(node, yaml.MappingNode):
-        seen: set[Any] = set()
-        for key, value in node.value:
-            if key.value in seen:
-                yield key.start_mark.line + 1, f"duplicate key {key.value!r}"
-            seen.add(key.value)
-            yield from duplicate_keys(value)
-    elif isinstance(node, yaml.SequenceNode):
-        for item in node.value:
-            yield from duplicate_keys(item)
+#: Case files are shallow (about six levels); anything much deeper is a mistake or an attack.
+MAX_DEPTH = 32
+
+
+def _shape_problems(root: yaml.Node) -> list[tuple[int, str, bool]]:
+    """(line, message, fatal) for what a case file must not hold: duplicate keys (PyYAML
+    keeps the last silently), aliases (`*name`: a few lines can expand to billions of
+    nodes, so the file is refused before anything expands it) and deep nesting.
+
+    One walk over the composed nodes, iterative and visiting each node once."""
+    problems: list[tuple[int, str, bool]] = []
+    seen: set[int] = set()
+    stack: list[tuple[yaml.Node, int]] = [(root, 1)]
+    while stack:
+        node, depth = stack.pop()
+        line = node.start_mark.line + 1
+        if id(node) in seen:
+            # The first reuse is enough: a bomb reuses its anchors millions of times.
+            message = "YAML aliases (*name) are not allowed in case files; write the value out"
+            return [*problems, (line, f"{message} (the anchor is here)", True)]
+        seen.add(id(node))
+        if depth > MAX_DEPTH:
+            problems.append((line, f"nested deeper than {MAX_DEPTH} levels", True))
+            continue
+        if isinstance(node, yaml.MappingNode):
+            keys: set[Any] = set()
+            for key, value in node.value:
+                if key.value in keys:
+                    problems.append(
+                        (key.start_mark.line + 1, f"duplicate key {key.value!r}", False)
+                    )
+                keys.add(key.value)
+                stack.append((value, depth + 1))
+        elif isinstance(node, yaml.SequenceNode):
+            stack.extend((item, depth + 1) for item in node.value)
+    return sorted(problems)
 
 
 _INVISIBLE = {"Cc", "Cf", "Zs", "Zl", "Zp", "Mn", "Me", "Co", "Cs"}
