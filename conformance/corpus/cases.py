@@ -19,6 +19,7 @@ try:  # libyaml's parser when PyYAML was built with it: several times faster
 except ImportError:  # pragma: no cover - depends on how PyYAML was built
     from yaml import SafeLoader as _Loader  # type: ignore[assignment]
 
+from conformance.corpus import validation
 from conformance.model.chunks import Channels, Chunk
 from conformance.model.options import ENUMERATED, OPTION_NAMES, Options
 
@@ -248,9 +249,8 @@ def load_file(path: Path) -> tuple[list[Case | ContractCase], list[CaseFileError
         return [], errors
     contract = data.get("contract") if isinstance(data, dict) else None
     if contract is not None:
-        return _contract_cases(data, node, path, errors)
-    validator = jsonschema.Draft202012Validator(schema("case-file.schema.json"))
-    schema_errors = sorted(validator.iter_errors(data), key=lambda e: list(e.absolute_path))
+        return _contract_cases(data, node, path, text, errors)
+    schema_errors = validation.schema_errors(schema("case-file.schema.json"), data, text)
     for error in schema_errors:
         errors.append(CaseFileError(path, line_of(node, error.absolute_path), describe(error)))
     if schema_errors:
@@ -273,7 +273,7 @@ def load_file(path: Path) -> tuple[list[Case | ContractCase], list[CaseFileError
 
 
 def _contract_cases(
-    data: Mapping[str, Any], node: yaml.Node, path: Path, errors: list[CaseFileError]
+    data: Mapping[str, Any], node: yaml.Node, path: Path, text: str, errors: list[CaseFileError]
 ) -> tuple[list[Any], list[CaseFileError]]:
     """The cases of a file of another contract, validated by that contract's schema."""
     from conformance.contracts import contract, names
@@ -290,8 +290,9 @@ def _contract_cases(
         )
         return [], errors
     own = contract(name).SCHEMA
-    validator = jsonschema.Draft202012Validator(schema(own) if isinstance(own, str) else own)
-    schema_errors = sorted(validator.iter_errors(data), key=lambda e: list(e.absolute_path))
+    schema_errors = validation.schema_errors(
+        schema(own) if isinstance(own, str) else own, data, text
+    )
     for error in schema_errors:
         errors.append(CaseFileError(path, line_of(node, error.absolute_path), describe(error)))
     bad = {tuple(e.absolute_path)[:2] for e in schema_errors}
