@@ -156,6 +156,7 @@ def run(
 )
 @click.option(
     "--time",
+    "--duration",
     "seconds",
     type=click.FloatRange(0, min_open=True),
     help="A time budget in seconds for the whole session, instead of --max-examples.",
@@ -165,8 +166,16 @@ def run(
     "--database",
     default=".hypothesis/conformance",
     show_default=True,
-    help="Directory of Hypothesis' example database (shared between runs and CI "
-    "machines; failures found before are replayed first), or `none`.",
+    help="The example database: a directory (shared between runs and CI machines), "
+    "redis://HOST:PORT/DB (shared between machines; the `redis` extra), or `none`. "
+    "Failures found before are replayed first.",
+)
+@click.option(
+    "--workers",
+    type=click.IntRange(1),
+    default=1,
+    show_default=True,
+    help="Processes to fuzz in: the (implementation, property) pairs are spread over them.",
 )
 @report_dir_option("Reports go here, and minimal failing cases into its `found/`.")
 @timeout_option()
@@ -178,6 +187,7 @@ def fuzz(
     seconds: float | None,
     seed: int | None,
     database: str,
+    workers: int,
     report_dir: Path,
     timeout: float,
 ) -> None:
@@ -192,7 +202,8 @@ def fuzz(
         max_examples=max_examples,
         seconds=seconds,
         seed=seed,
-        database=None if database.lower() == "none" else Path(database),
+        database=None if database.lower() == "none" else database,
+        workers=workers,
         report_dir=report_dir,
         timeout=timeout,
     )

@@ -8,11 +8,9 @@ input becomes a case file whose expectations come from the reference.
 from __future__ import annotations
 
 import json
-import random
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import hypothesis
@@ -22,16 +20,10 @@ from hypothesis.database import ExampleDatabase
 
 from conformance import strategies as cs
 from conformance.contracts import contract
-from conformance.corpus.casegen import (
-    expectations_for,
-    guess_taxonomy,
-    new_case_id,
-    render_case_file,
-)
 from conformance.corpus.check import unaccounted
 from conformance.model.chunks import Channels, Chunk
 from conformance.model.judge import squeeze
-from conformance.model.options import Options, is_enumerated
+from conformance.model.options import Options
 from conformance.model.results import NORMALIZER_PROPERTIES, FuzzResult, Verdict
 from conformance.reference import join, normalize_stream, normalize_whole
 from conformance.transport.connections import (
@@ -305,6 +297,11 @@ CHECKS: dict[str, Callable[[Target, list[dict[str, Any]], st.DataObject], None]]
 }
 
 
+def property_check(name: str) -> Callable[[Target, list[dict[str, Any]], st.DataObject], None]:
+    """The check of the property called `name`: the normalizer's, or a contract's."""
+    return CHECKS[name] if name in NORMALIZER_PROPERTIES else contract_property(name)
+
+
 def replay_check(target: Target, chunks: list[dict[str, Any]]) -> None:
     """Whether a stored counterexample still fails: the implementation still disagrees with
     the reference on it, as a stream or (where the forms must agree) as a whole message."""
@@ -339,7 +336,7 @@ def run_property(
     Generation is seeded, so a seed replays a run exactly; the database is ours, not
     Hypothesis' own (which a fixed seed switches off), holding minimal failing inputs.
     """
-    check = CHECKS[name] if name in NORMALIZER_PROPERTIES else contract_property(name)
+    check = property_check(name)
     start = time.monotonic()
     target.examples = 0
     target.non_strict = None
@@ -409,85 +406,3 @@ def run_property(
             note = target.non_strict
             return result(Verdict.NON_STRICT if note else Verdict.PASS, seed, note)
         slice_seed += 1
-
-
-def _found_file(
-    result: FuzzResult,
-    label: str,
-    spec: str,
-    taken: Iterable[str],
-    body: Mapping[str, Any],
-    *,
-    taxonomy: str,
-    contract_name: str | None = None,
-) -> tuple[str, str]:
-    """A ready-to-commit case file for a counterexample: (case ID, file text)."""
-    seed_key = repr((body, result.property, label))
-    case_id = new_case_id(taken, random.Random(seed_key))
-    case = {
-        "id": case_id,
-        "slug": f"fuzz-{result.property}-{case_id.lower()}",
-        "title": f"Found by the {result.property} property against {label}"[:90],
-        "taxonomy": taxonomy,
-        "level": "must",
-        **body,
-        "provenance": [
-            {
-                "kind": "fuzz",
-                "ref": f"conformance fuzz --impl {spec} --seed {result.seed}",
-                "test": result.property,
-            }
-        ],
-        "note": result.reason,
-    }
-    category = f"fuzz-{contract_name}" if contract_name else "fuzz"
-    text = render_case_file(
-        category,
-        f"Found by `conformance fuzz` against {label}; review the expected output against "
-        "SPEC.md before committing.",
-        [case],
-        contract=contract_name,
-    )
-    return case_id, text
-
-
-def found_case(
-    result: FuzzResult, label: str, spec: str, options: Options, taken: Iterable[str]
-) -> tuple[str, str]:
-    """A normalizer case file for a counterexample, expectations from the reference for
-    every option profile (and the implementation's own opt-in options)."""
-    assert result.counterexample is not None
-    chunks = [
-        {"content": c.get("content"), "reasoning": c.get("reasoning")}
-        for c in result.counterexample["chunks"]
-    ]
-    extra = [] if is_enumerated(options) else [options]
-    body = {"chunks": chunks, **expectations_for(chunks, extra)}
-    return _found_file(result, label, spec, taken, body, taxonomy=guess_taxonomy(chunks, options))
-
-
-def found_contract_case(
-    result: FuzzResult, label: str, spec: str, taken: Iterable[str]
-) -> tuple[str, str]:
-    """A case file of another contract for a counterexample of its property."""
-    assert result.counterexample is not None
-    name = result.counterexample["contract"]
-    module = contract(name)
-    case_input = result.counterexample["input"]
-    body = {"input": case_input, "expected": module.expected_for(case_input)}
-    return _found_file(
-        result,
-        label,
-        spec,
-        taken,
-        body,
-        taxonomy=module.guess_taxonomy(case_input),
-        contract_name=name,
-    )
-
-
-def write_found(directory: Path, label: str, case_id: str, text: str, prop: str) -> Path:
-    directory.mkdir(parents=True, exist_ok=True)
-    path = directory / f"{label}-{prop}-{case_id}.yaml"
-    path.write_text(text, "utf-8")
-    return path

@@ -2,29 +2,23 @@
 
 from __future__ import annotations
 
-import dataclasses
 import random
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from hypothesis.database import DirectoryBasedExampleDatabase
-
 from conformance.contracts import fuzz_properties
 from conformance.corpus.cases import load_corpus
 from conformance.corpus.check import load_retired
 from conformance.errors import UsageError
-from conformance.fuzz.properties import (
-    Target,
-    found_case,
-    found_contract_case,
-    run_property,
-    write_found,
-)
+from conformance.fuzz.campaign import Job, job_seconds, open_database, run_jobs
+from conformance.fuzz.found import record_found
+from conformance.fuzz.properties import Target, run_property
 from conformance.model.options import Options
-from conformance.model.results import ImplementationRun, Verdict
+from conformance.model.results import FuzzResult, ImplementationRun, Verdict
 from conformance.session.run import exit_status, finish, implementation_specs, open_connection
+from conformance.transport.spec import ImplementationSpec
 
 DEFAULT_EXAMPLES = 500
 DEFAULT_DATABASE = ".hypothesis/conformance"
@@ -40,8 +34,10 @@ class FuzzSettings:
     #: A time budget for all properties together, instead of `max_examples`.
     seconds: float | None = None
     seed: int | None = None
-    #: A directory shared between runs (and CI machines), or None for no database.
-    database: Path | None = Path(DEFAULT_DATABASE)
+    #: A directory or a redis:// URL, shared between runs and machines, or None for none.
+    database: str | None = DEFAULT_DATABASE
+    #: Processes to fuzz in: (implementation, property) jobs are spread over them.
+    workers: int = 1
     report_dir: Path | None = Path("reports")
     timeout: float = 5.0
 
@@ -66,11 +62,28 @@ def execute_fuzz(
         if directory.is_dir():
             taken |= load_retired(directory)
     found_dir = (settings.report_dir or Path("reports")) / "found"
-    share = (settings.seconds or 0) / (len(specs) * len(settings.properties))
-    database = None
-    if settings.database is not None:
-        database = DirectoryBasedExampleDatabase(str(settings.database))
+    jobs = len(specs) * len(settings.properties)
+    share = job_seconds(settings.seconds, jobs, settings.workers)
+    database = open_database(settings.database)
+
+    def done(run: ImplementationRun, spec: ImplementationSpec, result: FuzzResult) -> None:
+        """Record a finished property: its found case written, its line printed."""
+        if result.verdict in (Verdict.FAIL, Verdict.ERROR):
+            options = Options.from_mapping(run.info.options)
+            result = record_found(result, spec.label, spec.spec, options, taken, found_dir)
+        run.fuzz.append(result)
+        rate = result.examples / result.seconds if result.seconds else 0.0
+        line = (
+            f"{spec.label}: {result.property}: {result.verdict.value} after "
+            f"{result.examples} examples ({rate:.0f}/s)"
+        )
+        echo(line + (f": {result.reason}" if result.reason else ""))
+        if result.case_file:
+            echo(f"  minimal case written to {result.case_file}")
+
     runs: list[ImplementationRun] = []
+    pending: list[Job] = []
+    by_label: dict[str, tuple[ImplementationRun, ImplementationSpec]] = {}
     for spec in specs:
         connection = open_connection(
             spec, timeout=settings.timeout, validate_protocol=False, echo=echo
@@ -78,14 +91,30 @@ def execute_fuzz(
         if isinstance(connection, ImplementationRun):
             runs.append(connection)
             continue
-        options = Options.from_mapping(connection.info.options)
-        target = Target(connection, options)
         run = ImplementationRun(connection.info)
+        runs.append(run)
+        by_label[spec.label] = run, spec
+        if settings.workers > 1:  # the workers connect for themselves
+            connection.close()
+            pending += [
+                Job(
+                    spec,
+                    name,
+                    settings.max_examples,
+                    seed,
+                    settings.database,
+                    share,
+                    settings.timeout,
+                )
+                for name in settings.properties
+            ]
+            continue
+        target = Target(connection, Options.from_mapping(connection.info.options))
         try:
             for name in settings.properties:
                 if progress is not None:
                     progress(f"{spec.label}: {name} ...")
-                deadline = time.monotonic() + share if settings.seconds else None
+                deadline = time.monotonic() + share if share is not None else None
                 result = run_property(
                     name,
                     target,
@@ -95,35 +124,22 @@ def execute_fuzz(
                     key=f"{spec.label}/{name}".encode(),
                     deadline=deadline,
                 )
-                example = result.counterexample
-                if result.verdict in (Verdict.FAIL, Verdict.ERROR) and example:
-                    if "contract" in example:
-                        case_id, text = found_contract_case(result, spec.label, spec.spec, taken)
-                    else:
-                        case_id, text = found_case(result, spec.label, spec.spec, options, taken)
-                    taken.add(case_id)
-                    path = write_found(found_dir, spec.label, case_id, text, name)
-                    result = dataclasses.replace(result, case_file=str(path))
-                run.fuzz.append(result)
                 if progress is not None:
                     progress("")
-                rate = result.examples / result.seconds if result.seconds else 0.0
-                line = (
-                    f"{spec.label}: {name}: {result.verdict.value} after {result.examples} "
-                    f"examples ({rate:.0f}/s)"
-                )
-                echo(line + (f": {result.reason}" if result.reason else ""))
-                if result.case_file:
-                    echo(f"  minimal case written to {result.case_file}")
+                done(run, spec, result)
         finally:
             connection.close()
-        runs.append(run)
+    for job, result in run_jobs(pending, settings.workers) if pending else ():
+        done(*by_label[job.spec.label], result)
+    for run in runs:  # in the order of the properties, whichever worker finished first
+        run.fuzz.sort(key=lambda result: settings.properties.index(result.property))
     selection = {
         "fuzz": {
             "properties": list(settings.properties),
             "seed": seed,
             "max_examples": settings.max_examples,
             "seconds": settings.seconds,
+            "workers": settings.workers,
         }
     }
     run = finish(runs, selection, started, settings.report_dir, echo)

@@ -1,0 +1,198 @@
+"""Fuzzing campaigns beyond one process: the properties on several cores, as plain Hypothesis
+tests for HypoFuzz and Atheris, and example databases shared between machines.
+
+Every route ends in the same place: a counterexample becomes a ready-to-commit case file
+(`conformance.fuzz.found`). docs/fuzzing.md has the commands.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections.abc import Callable, Iterator
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from dataclasses import dataclass
+from multiprocessing import get_context
+from pathlib import Path
+from typing import Any
+
+import hypothesis
+from hypothesis import HealthCheck, settings
+from hypothesis import strategies as st
+from hypothesis.database import DirectoryBasedExampleDatabase, ExampleDatabase
+
+from conformance import strategies as cs
+from conformance.errors import UsageError
+from conformance.fuzz.found import record_found
+from conformance.fuzz.properties import (
+    PropertyFailure,
+    Target,
+    property_check,
+    run_property,
+)
+from conformance.model.options import Options
+from conformance.model.results import FuzzResult, ImplementationInfo, Verdict
+from conformance.transport.impls import connect
+from conformance.transport.spec import ImplementationSpec, parse_impl
+
+#: What `hypothesis fuzz` and the Atheris entry point read, as `--impl` and `--options` would.
+IMPL_VARIABLE = "CONFORMANCE_IMPL"
+OPTIONS_VARIABLE = "CONFORMANCE_OPTIONS"
+#: Where those two write the smallest counterexample of each property as a case file.
+FOUND_VARIABLE = "CONFORMANCE_FOUND_DIR"
+
+
+def open_database(location: str | None) -> ExampleDatabase | None:
+    """The example database at `location`: a directory, `redis://host:port/db` (shared by
+    several machines; needs the `redis` extra), or None / `none` for no database."""
+    if location is None or location.lower() == "none":
+        return None
+    if location.startswith(("redis://", "rediss://", "unix://")):
+        try:
+            import redis
+            from hypothesis.extra.redis import RedisExampleDatabase
+        except ImportError:
+            raise UsageError(
+                f"--database {location}: a Redis database needs the redis client: "
+                "pip install 'reasoning-conformance[redis]'"
+            ) from None
+        return RedisExampleDatabase(redis.Redis.from_url(location))
+    return DirectoryBasedExampleDatabase(location)
+
+
+# --- several processes --------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Job:
+    """One property against one implementation, in a worker process of its own."""
+
+    spec: ImplementationSpec
+    prop: str
+    max_examples: int
+    seed: int
+    database: str | None
+    #: Its share of the time budget, or None to run `max_examples`.
+    seconds: float | None
+    timeout: float
+
+
+def _run_job(job: Job) -> tuple[Job, FuzzResult]:
+    connection = connect(job.spec, timeout=job.timeout)
+    try:
+        target = Target(connection, Options.from_mapping(connection.info.options))
+        deadline = time.monotonic() + job.seconds if job.seconds is not None else None
+        result = run_property(
+            job.prop,
+            target,
+            max_examples=job.max_examples,
+            seed=job.seed,
+            database=open_database(job.database),
+            key=f"{job.spec.label}/{job.prop}".encode(),
+            deadline=deadline,
+        )
+    finally:
+        connection.close()
+    return job, result
+
+
+def run_jobs(jobs: list[Job], workers: int) -> Iterator[tuple[Job, FuzzResult]]:
+    """Run the jobs on `workers` processes, yielding each as it finishes. Processes are
+    spawned, not forked: a fork would copy the parent's pipes to its implementations."""
+    with ProcessPoolExecutor(max_workers=workers, mp_context=get_context("spawn")) as pool:
+        futures = [pool.submit(_run_job, job) for job in jobs]
+        for future in as_completed(futures):
+            yield future.result()
+
+
+def job_seconds(budget: float | None, jobs: int, workers: int) -> float | None:
+    """Each job's share of a time budget: the workers run `workers` jobs at once."""
+    if budget is None:
+        return None
+    return min(budget, budget * workers / max(jobs, 1))
+
+
+# --- plain Hypothesis tests: HypoFuzz, Atheris ------------------------------------------
+
+
+def property_test(
+    name: str, target: Target, *, found: Callable[[PropertyFailure], None] | None = None
+) -> Callable[..., None]:
+    """The property called `name` as an ordinary `@given` test against `target`. It keeps
+    Hypothesis' own settings (database included), so HypoFuzz and `fuzz_one_input` drive it
+    as they drive any Hypothesis test; `found` sees each failure before it is raised."""
+    check = property_check(name)
+
+    @settings(deadline=None, suppress_health_check=list(HealthCheck))
+    @hypothesis.given(chunks=cs.streams(target.options), data=st.data())
+    def test(chunks: list[dict[str, Any]], data: st.DataObject) -> None:
+        try:
+            check(target, chunks, data)
+        except PropertyFailure as failure:
+            if found is not None:
+                found(failure)
+            raise
+
+    test.__name__ = test.__qualname__ = f"test_{name}"
+    test.__doc__ = property_check(name).__doc__
+    return test
+
+
+@dataclass(slots=True)
+class SmallestFound:
+    """Keeps the smallest counterexample of one property as a case file: shrinking ends on
+    the minimal one, and a later, larger failure does not overwrite it."""
+
+    label: str
+    spec: str
+    prop: str
+    options: Options
+    directory: Path
+    size: int | None = None
+
+    def __call__(self, failure: PropertyFailure) -> None:
+        example = failure.example.to_json()
+        size = len(json.dumps(example))
+        if self.size is not None and size >= self.size:
+            return
+        self.size = size
+        for old in self.directory.glob(f"{self.label}-{self.prop}-*.yaml"):
+            old.unlink()
+        result = FuzzResult(self.prop, Verdict.FAIL, 1, 0.0, 0, failure.example.reason, example)
+        record_found(result, self.label, self.spec, self.options, set(), self.directory)
+
+
+@dataclass(frozen=True, slots=True)
+class EnvironmentTarget:
+    target: Target
+    info: ImplementationInfo
+    spec: ImplementationSpec
+    found_dir: Path
+
+
+def target_from_environment() -> EnvironmentTarget:
+    """The implementation `CONFORMANCE_IMPL` names (`--impl` syntax), under the options of
+    `CONFORMANCE_OPTIONS` (a JSON object), for the plain-test entry points."""
+    text = os.environ.get(IMPL_VARIABLE)
+    if not text:
+        raise UsageError(f"set {IMPL_VARIABLE} to the implementation to fuzz (as for --impl)")
+    options = json.loads(os.environ.get(OPTIONS_VARIABLE) or "{}")
+    spec = parse_impl(text, options or None)
+    connection = connect(spec)
+    target = Target(connection, Options.from_mapping(connection.info.options))
+    found_dir = Path(os.environ.get(FOUND_VARIABLE, "reports/fuzz/found"))
+    return EnvironmentTarget(target, connection.info, spec, found_dir)
+
+
+def environment_tests(names: list[str]) -> dict[str, Callable[..., None]]:
+    """One plain test per property against the environment's implementation, each writing
+    its smallest counterexample as a case file."""
+    env = target_from_environment()
+    tests = {}
+    for name in names:
+        record = SmallestFound(
+            env.spec.label, env.spec.spec, name, env.target.options, env.found_dir
+        )
+        tests[f"test_{name}"] = property_test(name, env.target, found=record)
+    return tests
