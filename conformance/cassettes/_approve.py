@@ -22,6 +22,7 @@ from .._cases import Case, CaseFileError, Corpus, load_corpus, load_file
 from .._check import check_corpus, load_retired, load_taxonomy
 from ._decode import decode_cassette
 from ._load import cassettes_dir_for, load_cassette
+from ._secrets import refusal
 
 #: Case IDs written here start with a digit, so they never collide with hand-written ones.
 ID_FIRST = "23456789"
@@ -45,6 +46,7 @@ def approve(
     """Write a pending case for `cassette` and return its file."""
     pending_dir = cases_dir / PENDING_DIR
     name = _relative_name(cassette, pending_dir / "x.yaml")
+    _refuse_credentials(cassette)
     corpus = load_corpus([cases_dir])
     for case in corpus.cases:
         if case.cassette is not None and (case.cassette.name, case.cassette.interaction) == (
@@ -89,6 +91,7 @@ def accept(cassette: Path, cases_dir: Path) -> tuple[Case, Path]:
     """Check the reviewed pending case of `cassette` and move it into the corpus."""
     pending_dir = cases_dir / PENDING_DIR
     name = _relative_name(cassette, pending_dir / "x.yaml")
+    _refuse_credentials(cassette)
     found = [
         (path, case)
         for path in sorted(pending_dir.glob("*.yaml"))
@@ -139,6 +142,14 @@ def accept(cassette: Path, cases_dir: Path) -> tuple[Case, Path]:
         raise ApproveError(f"{target} would not load: " + "; ".join(map(str, target_errors)))
     path.unlink()
     return reviewed, target
+
+
+def _refuse_credentials(cassette: Path) -> None:
+    """ApproveError if the cassette holds anything that looks like a credential: nothing
+    with one goes into the corpus, pending or not."""
+    message = refusal(cassette)
+    if message is not None:
+        raise ApproveError(f"refusing {message}\nNothing was written.")
 
 
 def _relative_name(cassette: Path, case_file: Path) -> str:

@@ -148,6 +148,13 @@ def serve(
 @click.option(
     "--header", "headers", multiple=True, metavar="'NAME: VALUE'", help="An extra request header."
 )
+@click.option(
+    "--keep-header",
+    "keep_headers",
+    multiple=True,
+    metavar="NAME",
+    help="Record this --header's value as given (the others are recorded as [scrubbed]).",
+)
 @click.option("--extra", metavar="JSON", help="Fields merged into the request body.")
 @click.option("--key-in-query", is_flag=True, help="Gemini: send the key as ?key= in the URL.")
 @click.option("--note", help="What to say about the server in the provenance (version, flags).")
@@ -161,6 +168,7 @@ def record(
     out: Path,
     api_key_env: str | None,
     headers: tuple[str, ...],
+    keep_headers: tuple[str, ...],
     extra: str | None,
     key_in_query: bool,
     note: str | None,
@@ -202,6 +210,7 @@ def record(
         fields,
         key_in_query,
         note,
+        keep_headers,
     )
     try:
         record_cassette(recording, out, force=force)
