@@ -177,7 +177,7 @@ def test_check_fails_on_a_cassette_that_holds_a_credential(tmp_path: Path):
     assert decode_cassette(out).chunks  # it still decodes: nothing else would notice
     checked = conformance("check", "--cases", "cases", cwd=tmp_path)
     assert checked.returncode == 1, checked.stdout + checked.stderr
-    assert_refused(checked.stdout, str(out.resolve()))
+    assert_refused(checked.stdout, "cassettes/fake/capture.yaml")
 
 
 def test_check_finds_a_credential_in_a_cassette_no_case_uses_yet(tmp_path: Path):
@@ -189,8 +189,8 @@ def test_check_finds_a_credential_in_a_cassette_no_case_uses_yet(tmp_path: Path)
     leak(unused)
     checked = conformance("check", "--cases", "cases", cwd=tmp_path)
     assert checked.returncode == 1
-    assert_refused(checked.stdout, str(unused.resolve()))
-    assert str(out.resolve()) not in checked.stdout
+    assert_refused(checked.stdout, "cassettes/fake/not-yet-approved.yaml")
+    assert "cassettes/fake/capture.yaml" not in checked.stdout
 
 
 def test_approve_refuses_a_cassette_that_holds_a_credential(tmp_path: Path):

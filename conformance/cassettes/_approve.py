@@ -149,7 +149,7 @@ def _refuse_credentials(cassette: Path) -> None:
     with one goes into the corpus, pending or not."""
     message = refusal(cassette)
     if message is not None:
-        raise ApproveError(f"refusing {message}\nNothing was written.")
+        raise ApproveError(f"{message}\nNothing was written; remove it and approve again.")
 
 
 def _relative_name(cassette: Path, case_file: Path) -> str:

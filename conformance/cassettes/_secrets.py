@@ -285,12 +285,16 @@ def scan_cassette_text(text: str, secrets: Iterable[str] = ()) -> list[Finding]:
         return scan(text, secrets)  # not a cassette's shape: scan it as text
     lines = text.splitlines()
     findings: list[Finding] = []
-    seen: set[tuple[str, str, str]] = set()
+    reported: dict[str, list[str]] = {}
 
     def add(where: str, what: str, value: str) -> None:
-        if (where, what, value) in seen:
+        # One finding per value and part (a `key=AIza...` parameter is one credential, not
+        # a parameter and a key shape).
+        part = re.split(r",| line \d", where)[0]
+        values = reported.setdefault(part, [])
+        if any(value in other or other in value for other in values):
             return
-        seen.add((where, what, value))
+        values.append(value)
         findings.append(Finding(where, what, mask(value), _line_of(lines, value)))
 
     for index, interaction in enumerate(data["interactions"]):
@@ -438,10 +442,10 @@ REMEDY = "a credential must not be in a cassette: remove it (docs/cassettes.md, 
 def problems(path: Path) -> list[tuple[int, str]]:
     """(line, message) for every credential in the cassette at `path`, as `conformance
     check` reports them and `conformance approve` refuses them."""
-    return [
+    return sorted(
         (finding.line, f"{finding.where}: {finding.what} {finding.excerpt}: {REMEDY}")
         for finding in scan_cassette_file(path)
-    ]
+    )
 
 
 def refusal(path: Path) -> str | None:
@@ -464,4 +468,6 @@ def corpus_cassettes(case_files: Iterable[Path], referenced: Iterable[Path]) -> 
     for directory in directories:
         if directory.is_dir():
             paths.update(path.resolve() for path in directory.rglob("*.yaml"))
-    return sorted(paths)
+    here = Path.cwd().resolve()
+    # Shown as the user would name them: relative to the working directory when under it.
+    return sorted(path.relative_to(here) if path.is_relative_to(here) else path for path in paths)
