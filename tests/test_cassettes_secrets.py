@@ -67,6 +67,7 @@ def test_every_credential_shape_is_found_and_scrubbed(name: str):
         "desk-0123456789abcdefghij is a word with sk- inside",
         f"Authorization: Bearer {PLACEHOLDER}",
         f"https://x.example/v1?key={PLACEHOLDER}",
+        "https://x.example/v1?alt=sse&key=%5Bscrubbed%5D",
         PLACEHOLDER,
     ],
 )

@@ -135,7 +135,7 @@ def _basic(match: re.Match[str]) -> bool:
 
 _QUERY_SHAPE = (
     r"(?i)[?&;](?:key|api[_-]?key|apikey|access[_-]?token|token|sig|x-amz-signature|"
-    r"x-amz-credential|x-amz-security-token)=(?!\[scrubbed\])[^&\s\"'#<>]{6,}"
+    r"x-amz-credential|x-amz-security-token)=(?!\[scrubbed\]|%5Bscrubbed%5D)[^&\s\"'#<>]{6,}"
 )
 #: Shapes of credentials: (what, pattern, optional check of a match).
 SHAPES: tuple[tuple[str, re.Pattern[str], Any], ...] = tuple(
