@@ -13,8 +13,9 @@ Routes, as the real providers have them:
 
 Every route wants a credential, where that provider takes it (a bearer token, `x-api-key`,
 `x-goog-api-key` or `?key=`), and answers 401 without one. Responses carry the
-account-identifying headers real ones do (`set-cookie`, `openai-organization`, ...), so a
-recorder has something to scrub. The answer depends on the model name:
+account-identifying headers real ones do (`set-cookie`, `openai-organization`, ...), and
+headers of no known name whose values look like a key or a session, so a recorder has
+something to scrub. The answer depends on the model name:
 
 - `fake-native`: reasoning in the family's native field, then the answer;
 - `fake-tags`: `<think>...</think>` in the answer text, split inside both tags;
@@ -45,6 +46,11 @@ ACCOUNT_HEADERS = {
     "anthropic-organization-id": "1f2e3d4c-fake-4b5a-9c8d-0123456789ab",
     "x-request-id": "req_fake0123456789",
     "cf-ray": "8f00fake0000abcd-AMS",
+}
+#: Headers no recorder knows by name whose values look like credentials or sessions.
+SHAPED_HEADERS = {
+    "x-echo-debug": "upstream key sk-proj-fakeFAKEfake0123456789abcd",
+    "x-session-handle": "fAkEsEsSiOn0123456789abcdefXYZ",
 }
 
 
@@ -321,7 +327,7 @@ class FakeProvider(BaseHTTPRequestHandler):
     def _send(self, status: int, content_type: str, pieces: Any) -> None:
         self.send_response(status)
         self.send_header("content-type", content_type)
-        for name, value in ACCOUNT_HEADERS.items():
+        for name, value in {**ACCOUNT_HEADERS, **SHAPED_HEADERS}.items():
             self.send_header(name, value)
         self.send_header("transfer-encoding", "chunked")
         self.end_headers()

@@ -19,6 +19,7 @@ from typing import Any
 
 from conformance.cassettes._decode import decode_cassette
 from conformance.cassettes._load import cassettes_dir_for, load_cassette
+from conformance.cassettes._secrets import refusal
 from conformance.corpus.casegen import (
     expectations_for,
     guess_taxonomy,
@@ -51,6 +52,7 @@ def approve(
     """Write a pending case for `cassette` and return its file."""
     pending_dir = cases_dir / PENDING_DIR
     name = _relative_name(cassette, pending_dir / "x.yaml")
+    _refuse_credentials(cassette)
     corpus = load_corpus([cases_dir])
     for case in corpus.cases:
         if case.cassette is not None and (case.cassette.name, case.cassette.interaction) == (
@@ -95,6 +97,7 @@ def accept(cassette: Path, cases_dir: Path) -> tuple[Case, Path]:
     """Check the reviewed pending case of `cassette` and move it into the corpus."""
     pending_dir = cases_dir / PENDING_DIR
     name = _relative_name(cassette, pending_dir / "x.yaml")
+    _refuse_credentials(cassette)
     found = [
         (path, case)
         for path in sorted(pending_dir.glob("*.yaml"))
@@ -145,6 +148,14 @@ def accept(cassette: Path, cases_dir: Path) -> tuple[Case, Path]:
         raise ApproveError(f"{target} would not load: " + "; ".join(map(str, target_errors)))
     path.unlink()
     return reviewed, target
+
+
+def _refuse_credentials(cassette: Path) -> None:
+    """ApproveError if the cassette holds anything that looks like a credential: nothing
+    with one goes into the corpus, pending or not."""
+    message = refusal(cassette)
+    if message is not None:
+        raise ApproveError(f"{message}\nNothing was written; remove it and approve again.")
 
 
 def _relative_name(cassette: Path, case_file: Path) -> str:

@@ -1,12 +1,15 @@
 """`conformance record`: one real request to a provider, recorded with vcrpy, secrets scrubbed.
 
-Scrubbing happens in vcrpy's record hooks: the credential headers of every provider
-(`Authorization`, `x-api-key`, `x-goog-api-key`, `api-key`), cookies, organization and
-project headers are removed from the request, `key=` and similar query parameters from the
-URL, and cookies and account-identifying headers from the response. Then, before anything is
-written, the serialized cassette is scanned for whatever still looks like a credential (the
-key that was sent, known key shapes, bearer tokens); if anything is found the cassette is not
-written at all.
+Scrubbing happens in vcrpy's record hooks, with the one scanner of `_secrets`: the
+credential and account headers of every provider are removed from the request, `key=` and
+similar query parameters from the URL; the values of headers given with `--header` become
+`[scrubbed]` unless named with `--keep-header`; credential-named JSON fields and token
+shapes in the request body (the prompt, `--extra`) are scrubbed; cookies and
+account-identifying headers are removed from the response, and other response headers
+whose values look like credentials are scrubbed. Then, before anything is written, the
+serialized cassette is scanned for whatever still looks like a credential (the key and the
+header values that were sent, known key shapes, bearer tokens, credential fields); if
+anything is found the cassette is not written at all.
 """
 
 from __future__ import annotations
@@ -16,25 +19,39 @@ import os
 import re
 import urllib.error
 import urllib.request
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 import vcr
 from vcr.serialize import serialize
 
 from conformance._version import __version__
 from conformance.cassettes import _yaml
+from conformance.cassettes._secrets import (
+    PLACEHOLDER,
+    SHAPES,
+    Finding,
+    scan,
+    scan_cassette_text,
+    scrub_json_body,
+    scrub_text,
+    secret_header,
+    secret_query_parameter,
+)
 
-#: Request headers that carry credentials or identify the account.
+__all__ = ["Finding", "RecordError", "Recording", "build_request", "record", "scan"]
+
+#: Request headers that carry credentials or identify the account: removed.
 SECRET_REQUEST_HEADERS = (
     "authorization",
     "proxy-authorization",
     "x-api-key",
     "api-key",
+    "anthropic-api-key",
     "x-goog-api-key",
     "cookie",
     "openai-organization",
@@ -42,9 +59,9 @@ SECRET_REQUEST_HEADERS = (
     "x-goog-user-project",
     "anthropic-organization-id",
 )
-#: Query parameters that carry credentials.
+#: Query parameters that carry credentials: removed (as any whose name says it is one).
 SECRET_QUERY_PARAMETERS = ("key", "api_key", "api-key", "apikey", "access_token", "token")
-#: Response headers that set cookies or identify the account or the request.
+#: Response headers that set cookies or identify the account or the request: removed.
 SECRET_RESPONSE_HEADERS = (
     "set-cookie",
     "cookie",
@@ -56,22 +73,45 @@ SECRET_RESPONSE_HEADERS = (
     "cf-ray",
     "x-generation-id",
 )
-
-#: Shapes of credentials, for the scan before writing.
-CREDENTIAL_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
-    (what, re.compile(pattern))
-    for what, pattern in (
-        ("an API key (sk-...)", r"(?<![A-Za-z0-9_-])sk-[A-Za-z0-9_-]{16,}"),
-        ("a Google API key (AIza...)", r"AIza[0-9A-Za-z_-]{30,}"),
-        ("a Groq API key (gsk_...)", r"gsk_[A-Za-z0-9]{20,}"),
-        ("an xAI API key (xai-...)", r"xai-[A-Za-z0-9]{20,}"),
-        ("a Hugging Face token (hf_...)", r"(?<![A-Za-z0-9_])hf_[A-Za-z0-9]{30,}"),
-        ("a GitHub token", r"gh[pousr]_[A-Za-z0-9]{30,}"),
-        ("an AWS access key", r"(?:AKIA|ASIA)[0-9A-Z]{16}"),
-        ("a bearer token", r"(?i)bearer\s+[A-Za-z0-9._~+/=-]{8,}"),
-        ("a Cloudflare cookie", r"__cf_bm=|_cfuvid="),
-    )
+#: Request headers the recorder sets itself, and protocol headers that never hold a
+#: credential: a `--header` of one of these names is kept as given.
+PROTOCOL_HEADERS = frozenset(
+    {
+        "content-type",
+        "accept",
+        "user-agent",
+        "anthropic-version",
+        "anthropic-beta",
+        "openai-beta",
+    }
 )
+#: Response headers kept as they are (they describe the transfer, not the account).
+PLAIN_RESPONSE_HEADERS = frozenset(
+    {
+        "content-type",
+        "content-length",
+        "content-encoding",
+        "transfer-encoding",
+        "connection",
+        "date",
+        "server",
+        "vary",
+        "via",
+        "cache-control",
+        "alt-svc",
+        "strict-transport-security",
+        "x-content-type-options",
+        "openai-version",
+        "openai-processing-ms",
+        "anthropic-version",
+    }
+)
+#: A response header value that is one opaque run of 24 or more token characters with
+#: letters and digits: a session, a signature or an identifier, never needed to replay.
+_OPAQUE = re.compile(r"(?=[^\s]*[0-9])(?=[^\s]*[A-Za-z])[A-Za-z0-9._~+/=:-]{24,}")
+
+#: The shapes of credentials, as (what, pattern), for callers of the old name.
+CREDENTIAL_PATTERNS = tuple((what, pattern) for what, pattern, _ in SHAPES)
 
 #: Where the request goes, per provider, from the base URL (as each provider's SDK has it).
 PROVIDERS = ("openai-chat", "openai-responses", "anthropic", "gemini", "ollama", "ollama-generate")
@@ -85,16 +125,6 @@ _DEFAULT_KEY_ENV = {
 
 class RecordError(Exception):
     """The recording failed or was refused; the message says why and what to do."""
-
-
-@dataclass(frozen=True, slots=True)
-class Finding:
-    line: int
-    what: str
-    excerpt: str
-
-    def __str__(self) -> str:
-        return f"line {self.line}: {self.what}: {self.excerpt}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,6 +143,8 @@ class Recording:
     key_in_query: bool = False
     #: Said about the server in the provenance (its version, flags...).
     note: str | None = None
+    #: Names of `headers` recorded with their values (the others are `[scrubbed]`).
+    keep_headers: Collection[str] = ()
 
     @staticmethod
     def key_from_env(provider: str, variable: str | None = None) -> str | None:
@@ -122,7 +154,10 @@ class Recording:
 
 def build_request(recording: Recording) -> tuple[str, dict[str, str], dict[str, Any]]:
     """The URL, headers and JSON body of the one request."""
-    base = recording.base_url.rstrip("/")
+    # A query in the base URL (Azure's `?api-version=`) stays the query: the route goes
+    # after the base URL's path, not after its query.
+    base_parts = urlsplit(recording.base_url)
+    base = urlunsplit(base_parts._replace(query="", fragment="")).rstrip("/")
     key = recording.api_key
     headers = {"content-type": "application/json", "accept": "application/json"}
     message = [{"role": "user", "content": recording.prompt}]
@@ -175,7 +210,16 @@ def build_request(recording: Recording) -> tuple[str, dict[str, str], dict[str, 
         )
     body.update(recording.extra)
     headers.update({name.lower(): value for name, value in recording.headers.items()})
-    return url, headers, body
+    return _with_query(url, base_parts.query), headers, body
+
+
+def _with_query(url: str, query: str) -> str:
+    """`url` with the base URL's query parameters before its own."""
+    if not query:
+        return url
+    parts = urlsplit(url)
+    joined = f"{query}&{parts.query}" if parts.query else query
+    return urlunsplit(parts._replace(query=joined))
 
 
 def record(recording: Recording, out: Path, *, force: bool = False) -> Path:
@@ -187,9 +231,8 @@ def record(recording: Recording, out: Path, *, force: bool = False) -> Path:
     secrets = _secret_values(recording, headers)
     persister = _ScanningPersister(secrets)
     recorder = vcr.VCR(
-        filter_headers=SECRET_REQUEST_HEADERS,
-        filter_query_parameters=SECRET_QUERY_PARAMETERS,
-        before_record_response=_scrub_response,
+        before_record_request=_RequestScrubber(recording, secrets),
+        before_record_response=lambda response: _scrub_response(response, secrets),
         decode_compressed_response=True,
         record_on_exception=False,
     )
@@ -229,23 +272,88 @@ def record(recording: Recording, out: Path, *, force: bool = False) -> Path:
 
 
 def _secret_values(recording: Recording, headers: Mapping[str, str]) -> list[str]:
+    """The exact values that must not reach the cassette: the key, and the value of every
+    header that is scrubbed (with the token of `Bearer <token>`)."""
     values = [recording.api_key] if recording.api_key else []
     for name, value in headers.items():
-        if name in SECRET_REQUEST_HEADERS:
+        if secret_header(name) or _scrubbed_custom(recording, name):
             values.append(value)
-            values += value.split()[1:]  # the token of "Bearer <token>"
-    return [value for value in values if len(value) >= 6]
+            values += value.split()[1:]
+    return sorted({value for value in values if len(value) >= 6}, key=len, reverse=True)
 
 
-def _scrub_response(response: dict[str, Any]) -> dict[str, Any]:
+def _scrubbed_custom(recording: Recording, name: str) -> bool:
+    """A `--header` whose value is recorded as `[scrubbed]`."""
+    kept = {header.lower() for header in recording.keep_headers} | PROTOCOL_HEADERS
+    given = {header.lower() for header in recording.headers}
+    return name.lower() in given and name.lower() not in kept
+
+
+class _RequestScrubber:
+    """vcrpy's before_record_request hook: the request as it may be written."""
+
+    def __init__(self, recording: Recording, secrets: Sequence[str]) -> None:
+        self.recording = recording
+        self.secrets = list(secrets)
+
+    def __call__(self, request: Any) -> Any:
+        headers = {}
+        for name, value in request.headers.items():
+            lower = name.lower()
+            if lower in SECRET_REQUEST_HEADERS or secret_header(name):
+                continue
+            if _scrubbed_custom(self.recording, name):
+                headers[name] = PLACEHOLDER
+            else:
+                headers[name] = scrub_text(str(value), self.secrets)
+        parts = urlsplit(request.uri)
+        query = [
+            (name, value)
+            for name, value in parse_qsl(parts.query, keep_blank_values=True)
+            if name.lower() not in SECRET_QUERY_PARAMETERS and not secret_query_parameter(name)
+        ]
+        uri = urlunsplit(parts._replace(query=urlencode(query)))
+        request.uri = scrub_text(uri, self.secrets)
+        body = request.body
+        if isinstance(body, bytes):
+            text = body.decode("utf-8", errors="replace")
+            scrubbed = scrub_json_body(text, self.secrets)
+            if scrubbed != text:
+                request.body = scrubbed.encode("utf-8")
+                if any(name.lower() == "content-length" for name in headers):
+                    headers = {
+                        name: str(len(request.body)) if name.lower() == "content-length" else v
+                        for name, v in headers.items()
+                    }
+        request.headers = headers
+        return request
+
+
+def _scrub_response(response: dict[str, Any], secrets: Sequence[str] = ()) -> dict[str, Any]:
+    """Cookies, account and request identifiers and rate limits removed; credential
+    shapes and opaque tokens in other headers scrubbed. The body is kept byte for byte (a
+    credential in it makes the recording refuse to write)."""
     headers = response.get("headers") or {}
-    response["headers"] = {
-        name: value
-        for name, value in headers.items()
-        if name.lower() not in SECRET_RESPONSE_HEADERS
-        and not name.lower().startswith(("x-ratelimit-", "anthropic-ratelimit-"))
-    }
+    kept: dict[str, Any] = {}
+    for name, values in headers.items():
+        lower = name.lower()
+        if (
+            lower in SECRET_RESPONSE_HEADERS
+            or secret_header(name)
+            or lower.startswith(("x-ratelimit-", "anthropic-ratelimit-"))
+        ):
+            continue
+        listed = values if isinstance(values, list) else [values]
+        kept[name] = [_scrub_response_header(lower, str(value), secrets) for value in listed]
+    response["headers"] = kept
     return response
+
+
+def _scrub_response_header(lower: str, value: str, secrets: Sequence[str]) -> str:
+    value = scrub_text(value, secrets)
+    if lower in PLAIN_RESPONSE_HEADERS:
+        return value
+    return _OPAQUE.sub(PLACEHOLDER, value)
 
 
 def _provenance(recording: Recording) -> dict[str, Any]:
@@ -270,38 +378,6 @@ def _public(url: str) -> str:
     return urlunsplit((parts.scheme, netloc, parts.path, "", ""))
 
 
-def scan(text: str, secrets: Iterable[str] = ()) -> list[Finding]:
-    """Everything in `text` that looks like a credential, with its line."""
-    findings: dict[tuple[int, str], Finding] = {}
-    for number, line in enumerate(text.splitlines(), start=1):
-        for secret in secrets:
-            if secret and secret in line:
-                what = "the key or token that was sent"
-                findings.setdefault((number, what), Finding(number, what, _mask(secret)))
-        for what, pattern in CREDENTIAL_PATTERNS:
-            for match in pattern.finditer(line):
-                findings.setdefault((number, what), Finding(number, what, _mask(match.group())))
-    return list(findings.values())
-
-
-def scan_headers(cassette_dict: Mapping[str, Any]) -> list[Finding]:
-    """Secret headers that survived scrubbing (the scan cannot see header names)."""
-    findings = []
-    for request in cassette_dict.get("requests", ()):
-        for name in request.headers:
-            if name.lower() in SECRET_REQUEST_HEADERS:
-                findings.append(Finding(0, f"request header {name!r}", "(not scrubbed)"))
-    for response in cassette_dict.get("responses", ()):
-        for name in response.get("headers") or {}:
-            if name.lower() in SECRET_RESPONSE_HEADERS:
-                findings.append(Finding(0, f"response header {name!r}", "(not scrubbed)"))
-    return findings
-
-
-def _mask(value: str) -> str:
-    return repr(value[:4] + "..." if len(value) > 6 else "...")
-
-
 class _ScanningPersister:
     """vcrpy's filesystem persister, but it writes only a cassette whose text passes the
     credential scan. It never raises from inside vcrpy, so vcrpy always unpatches."""
@@ -317,7 +393,7 @@ class _ScanningPersister:
 
     def save_cassette(self, cassette_path: str, cassette_dict: Any, serializer: Any) -> None:
         text = serialize(cassette_dict, serializer)
-        self.findings = scan_headers(cassette_dict) + scan(text, self.secrets)
+        self.findings = scan_cassette_text(text, self.secrets)
         if self.findings:
             return
         path = Path(cassette_path)

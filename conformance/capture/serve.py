@@ -20,12 +20,14 @@ from __future__ import annotations
 
 import itertools
 import json
+import math
 import re
 import socket
+import sys
 import threading
 import time
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -49,6 +51,14 @@ _HOP_BY_HOP = {
     "connection",
     "keep-alive",
 }
+#: Connections waiting to be accepted: hundreds of clients may connect at once, and with
+#: socketserver's default of 5 the kernel drops their connection attempts (each retried
+#: only after a second or more).
+BACKLOG = 1024
+#: The longest `delay` between HTTP chunks, in seconds.
+MAX_DELAY = 60.0
+#: What a client's going away looks like when the server writes to it.
+_GONE = (BrokenPipeError, ConnectionResetError, ConnectionAbortedError, TimeoutError)
 _LINE = re.compile(rb"[^\r\n]*(?:\r\n|\r|\n)")
 _CONTINUATION = re.compile(rb"[\x80-\xbf]")
 
@@ -185,8 +195,51 @@ def _describe(interaction: Interaction) -> tuple[str, str]:
     return decoded.family, decoded.form
 
 
+class BadRequest(Exception):
+    """A request the server cannot read (its body framing); answered 400."""
+
+
+def _stderr(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)
+
+
+class _HTTPServer(ThreadingHTTPServer):
+    request_queue_size = BACKLOG
+    daemon_threads = True
+    log: Callable[[str], None] = staticmethod(_stderr)
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        # One line per failed connection, never a traceback: a client may do anything.
+        error = sys.exc_info()[1]
+        peer = _peer(client_address)
+        if isinstance(error, _GONE):
+            self.log(f"serve: {peer}: client went away ({type(error).__name__})")
+        else:
+            self.log(f"serve: {peer}: connection failed: {type(error).__name__}: {error}")
+
+
+def _peer(address: Any) -> str:
+    if isinstance(address, tuple) and len(address) >= 2:
+        return f"{address[0]}:{address[1]}"
+    return str(address)
+
+
+def check_settings(port: int, delay: float) -> None:
+    """ValueError for a port or delay the server cannot use."""
+    if isinstance(port, bool) or not isinstance(port, int) or not 0 <= port <= 65535:
+        raise ValueError(f"the port (--port) must be from 0 to 65535, not {port!r}")
+    if not isinstance(delay, int | float) or not math.isfinite(delay):
+        raise ValueError(f"the delay (--delay) must be a finite number of seconds, not {delay!r}")
+    if not 0 <= delay <= MAX_DELAY:
+        raise ValueError(f"the delay (--delay) must be from 0 to {MAX_DELAY:g} s, not {delay!r}")
+
+
 class ReplayServer:
-    """A threaded HTTP server over a directory of cassettes."""
+    """A threaded HTTP server over a directory of cassettes.
+
+    Each connection is handled in its own thread; whatever a client does (a body the server
+    cannot read, leaving in the middle of a stream) costs one line to `log` (standard error
+    by default) and never the server."""
 
     def __init__(
         self,
@@ -197,9 +250,11 @@ class ReplayServer:
         delay: float = 0.0,
         host: str = "127.0.0.1",
         port: int = 0,
+        log: Callable[[str], None] | None = None,
     ) -> None:
         if split not in SPLITS:
             raise ValueError(f"unknown split {split!r}; the splits are {', '.join(SPLITS)}")
+        check_settings(port, delay)
         self.directory = directory
         self.split = split
         self.delay = delay
@@ -208,8 +263,9 @@ class ReplayServer:
         self._counts: Counter[tuple[str, str, str]] = Counter()
         self._lock = threading.Lock()
         self.verdicts: list[dict[str, Any]] = []
-        self.httpd = ThreadingHTTPServer((host, port), _handler(self))
-        self.httpd.daemon_threads = True
+        self.httpd = _HTTPServer((host, port), _handler(self))
+        if log is not None:
+            self.httpd.log = log
         self._thread: threading.Thread | None = None
 
     @property
@@ -299,6 +355,8 @@ def _handler(server: ReplayServer) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
         server_version = "conformance-replay"
+        #: Seconds a connection may sit idle (or not read) before its thread is freed.
+        timeout = 300
 
         def setup(self) -> None:
             super().setup()
@@ -307,6 +365,21 @@ def _handler(server: ReplayServer) -> type[BaseHTTPRequestHandler]:
 
         def log_message(self, format: str, *args: Any) -> None:
             pass  # quiet: a client fuzzing the server would flood the terminal
+
+        def log_error(self, format: str, *args: Any) -> None:
+            # http.server's own refusals (a malformed request line, a header too long).
+            self._log(f"bad request: {format % args}")
+
+        def _log(self, message: str) -> None:
+            server.httpd.log(f"serve: {_peer(self.client_address)}: {message}")
+
+        def handle_one_request(self) -> None:
+            try:
+                super().handle_one_request()
+            except _GONE as error:
+                what = f"{self.command} {self.path}: " if getattr(self, "command", None) else ""
+                self._log(f"{what}client went away ({type(error).__name__})")
+                self.close_connection = True
 
         def do_GET(self) -> None:
             self._route()
@@ -318,7 +391,13 @@ def _handler(server: ReplayServer) -> type[BaseHTTPRequestHandler]:
             self._route()
 
         def _route(self) -> None:
-            body = self._read_body()
+            try:
+                body = self._read_body()
+            except BadRequest as error:
+                self._log(f"bad request: {self.command} {self.path}: {error}")
+                self.close_connection = True
+                self._json(400, {"error": f"bad request: {error}"})
+                return
             path = urlsplit(self.path).path
             if self.command == "GET" and path in ("/", "/_cassettes"):
                 self._json(200, server.manifest())
@@ -336,14 +415,34 @@ def _handler(server: ReplayServer) -> type[BaseHTTPRequestHandler]:
             if self.headers.get("transfer-encoding", "").lower() == "chunked":
                 parts = []
                 while True:
-                    size = int(self.rfile.readline().split(b";")[0].strip() or b"0", 16)
+                    line = self.rfile.readline(1024)
+                    text = line.split(b";")[0].strip()
+                    try:
+                        size = int(text, 16)
+                    except ValueError:
+                        shown = text[:20].decode("ascii", "replace")
+                        raise BadRequest(f"chunk size {shown!r} is not hexadecimal") from None
+                    if size < 0:
+                        raise BadRequest(f"negative chunk size {size}")
                     if size == 0:
-                        self.rfile.readline()
+                        self.rfile.readline(1024)
                         return b"".join(parts)
-                    parts.append(self.rfile.read(size))
-                    self.rfile.readline()
-            length = int(self.headers.get("content-length") or 0)
-            return self.rfile.read(length) if length else b""
+                    part = self.rfile.read(size)
+                    if len(part) < size:
+                        raise BadRequest("the body ends inside a chunk")
+                    parts.append(part)
+                    self.rfile.readline(1024)
+            value = self.headers.get("content-length") or "0"
+            try:
+                length = int(value)
+            except ValueError:
+                raise BadRequest(f"content-length {value[:20]!r} is not a number") from None
+            if length < 0:
+                raise BadRequest(f"negative content-length {length}")
+            body = self.rfile.read(length) if length else b""
+            if len(body) < length:
+                raise BadRequest(f"the body ends after {len(body)} of {length} bytes")
+            return body
 
         def _replay(self, path: str) -> None:
             entry, interaction, problem = server.find(self.command, path)

@@ -58,7 +58,11 @@ def decode(cassette: Path, interaction: int, family: str | None) -> None:
 @click.argument("directory", type=click.Path(exists=True, file_okay=False, path_type=Path))
 @cases_option
 @click.option(
-    "--port", type=int, default=8765, show_default=True, help="Port on 127.0.0.1 (0: any free)."
+    "--port",
+    type=click.IntRange(0, 65535),
+    default=8765,
+    show_default=True,
+    help="Port on 127.0.0.1 (0: any free).",
 )
 @click.option(
     "--split",
@@ -67,7 +71,12 @@ def decode(cassette: Path, interaction: int, family: str | None) -> None:
     show_default=True,
     help="How response bodies are cut into HTTP chunks (docs/cassettes.md).",
 )
-@click.option("--delay", type=float, default=0.0, help="Seconds to wait between HTTP chunks.")
+@click.option(
+    "--delay",
+    type=click.FloatRange(0, 60),
+    default=0.0,
+    help="Seconds to wait between HTTP chunks (0 to 60).",
+)
 def serve(
     directory: Path, case_dirs: tuple[Path, ...], port: int, split: str, delay: float
 ) -> None:
@@ -84,6 +93,9 @@ def serve(
         server = ReplayServer(directory, cases=cases, split=split, delay=delay, port=port)
     except OSError as error:
         click.echo(f"error: cannot listen on 127.0.0.1:{port}: {error}", err=True)
+        sys.exit(EXIT_USAGE)
+    except ValueError as error:
+        click.echo(f"error: {error}", err=True)
         sys.exit(EXIT_USAGE)
     for problem in server.problems:
         click.echo(f"skipped: {problem}", err=True)
@@ -136,6 +148,13 @@ def serve(
 @click.option(
     "--header", "headers", multiple=True, metavar="'NAME: VALUE'", help="An extra request header."
 )
+@click.option(
+    "--keep-header",
+    "keep_headers",
+    multiple=True,
+    metavar="NAME",
+    help="Record this --header's value as given (the others are recorded as [scrubbed]).",
+)
 @click.option("--extra", metavar="JSON", help="Fields merged into the request body.")
 @click.option("--key-in-query", is_flag=True, help="Gemini: send the key as ?key= in the URL.")
 @click.option("--note", help="What to say about the server in the provenance (version, flags).")
@@ -149,6 +168,7 @@ def record(
     out: Path,
     api_key_env: str | None,
     headers: tuple[str, ...],
+    keep_headers: tuple[str, ...],
     extra: str | None,
     key_in_query: bool,
     note: str | None,
@@ -190,6 +210,7 @@ def record(
         fields,
         key_in_query,
         note,
+        keep_headers,
     )
     try:
         record_cassette(recording, out, force=force)

@@ -62,6 +62,7 @@ def check_corpus(
     `coverage`: also require a case for every taxonomy entry (for the taxonomy's own corpus,
     not for a few extra cases checked against it)."""
     problems = list(corpus.errors)
+    problems += _cassette_secrets(corpus)
     problems += _identities(corpus.cases, retired)
     problems += _taxonomy(corpus.cases, taxonomy, coverage=coverage)
     for case in corpus.cases:
@@ -71,6 +72,16 @@ def check_corpus(
         problems += _conservation(case)
         problems += _agreement(case, suggest=suggest)
     return sorted(problems, key=lambda p: (str(p.file), p.line))
+
+
+def _cassette_secrets(corpus: Corpus) -> Iterator[CaseFileError]:
+    """A credential in any cassette of the corpus (docs/cassettes.md, scrubbing)."""
+    from conformance.cassettes._secrets import corpus_cassettes, problems
+
+    used = [case.cassette.path for case in corpus.cases if case.cassette is not None]
+    for path in corpus_cassettes(corpus.files, used):
+        for line, message in problems(path):
+            yield CaseFileError(path, line, message)
 
 
 def _identities(cases: Iterable[Case], retired: set[str]) -> Iterator[CaseFileError]:
