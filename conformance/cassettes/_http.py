@@ -31,6 +31,7 @@ from .._judge import compare
 from .._options import Options
 from .._results import CaseResult, ImplementationInfo, ImplementationRun, Verdict
 from ._decode import decode_cassette
+from ._load import CapturePersister
 from ._model import CassetteError
 
 #: The check name http results carry.
@@ -127,6 +128,7 @@ def check_case(client: Client, case: Case, options: Options, base_url: str) -> C
     replayer = vcr.VCR(
         record_mode="none", match_on=("method", "path"), decode_compressed_response=True
     )
+    replayer.register_persister(CapturePersister)  # any capture format load_cassette reads
     try:
         with replayer.use_cassette(str(ref.path), allow_playback_repeats=True) as cassette:
             answer = client(call)

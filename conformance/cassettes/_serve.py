@@ -37,7 +37,7 @@ from .._grammar import PRESETS
 from .._judge import compare
 from .._options import Options, OptionsError
 from ._decode import decode_interaction
-from ._load import Cassette, load_cassette
+from ._load import Cassette, iter_cassette_files, load_cassette
 from ._model import CassetteError, Interaction
 
 SPLITS = ("frames", "adversarial", "bytes", "none")
@@ -160,7 +160,7 @@ def load_served(directory: Path, cases: Iterable[Case] = ()) -> tuple[list[Serve
     for case in cases:
         if case.cassette is not None:
             by_path.setdefault(case.cassette.path.resolve(), []).append(case)
-    for path in sorted(directory.rglob("*.yaml")):
+    for path in iter_cassette_files(directory):
         try:
             cassette = load_cassette(path)
         except CassetteError as error:
