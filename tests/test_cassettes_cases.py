@@ -8,7 +8,12 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from conformance.capture.record import scan
-from conformance.cassettes import bundled_cassettes_dir, decode_cassette, write_cassette
+from conformance.cassettes import (
+    bundled_cassettes_dir,
+    decode_cassette,
+    iter_cassette_files,
+    write_cassette,
+)
 from conformance.cli.main import main
 from conformance.corpus.cases import PENDING_REVIEW, bundled_cases_dir, load_corpus, load_file
 from conformance.engine.runner import run_implementation
@@ -63,8 +68,19 @@ def test_the_corpus_has_cassette_cases_for_every_family_and_category():
     assert all(case.category == "cassettes" for case in CASSETTE_CASES)
     assert all(case.id[0] in "23456789" for case in CASSETTE_CASES)
     assert all(any(p.kind == "cassette" for p in case.provenance) for case in CASSETTE_CASES)
-    families = {decode_cassette(case.cassette.path).family for case in CASSETTE_CASES}
-    assert families == {"openai-chat", "anthropic", "openai-responses", "gemini", "ollama"}
+    families = {
+        decode_cassette(case.cassette.path, case.cassette.interaction).family
+        for case in CASSETTE_CASES
+    }
+    assert families == {
+        "openai-chat",
+        "anthropic",
+        "openai-responses",
+        "gemini",
+        "ollama",
+        "cohere",
+        "bedrock",
+    }
     entries = {case.taxonomy for case in CASSETTE_CASES}
     # Tags with and without native reasoning, orphan closes, glued and split tags, empty
     # blocks, escaped tags (BLOCK.inline from \u003cthink\u003e), partial tags at the end.
@@ -83,13 +99,13 @@ def test_the_corpus_has_cassette_cases_for_every_family_and_category():
         "TEXT.generics",
     } <= entries
     used = {case.cassette.path.resolve() for case in CASSETTE_CASES}
-    assert used == {path.resolve() for path in bundled_cassettes_dir().rglob("*.yaml")}
+    assert used == {path.resolve() for path in iter_cassette_files(bundled_cassettes_dir())}
 
 
 def test_cassette_cases_load_the_decoded_chunks():
     for case in CASSETTE_CASES:
         assert case.cassette is not None
-        assert case.chunks == decode_cassette(case.cassette.path).chunks
+        assert case.chunks == decode_cassette(case.cassette.path, case.cassette.interaction).chunks
     escaped = next(case for case in CASSETTE_CASES if case.id == "5FCC")
     assert "<think>" in (escaped.content or "")
 
@@ -111,7 +127,7 @@ def test_a_broken_normalizer_fails_cassette_cases():
 
 
 def test_no_bundled_cassette_holds_anything_like_a_credential():
-    for path in bundled_cassettes_dir().rglob("*.yaml"):
+    for path in iter_cassette_files(bundled_cassettes_dir()):
         assert scan(path.read_text("utf-8")) == [], path
         text = path.read_text("utf-8").lower()
         assert "authorization:" not in text and "x-api-key:" not in text, path
@@ -140,7 +156,7 @@ def test_a_missing_or_undecodable_cassette_is_a_case_file_error(tmp_path: Path):
     path = stream(tmp_path, "p/cut.yaml", "a")
     path.write_text(path.read_text().replace("data: [DONE]", "data: {"))
     _, errors = load_file(directory / "mine.yaml")
-    assert "interaction 0: response body line 3: " in errors[0].message
+    assert "interaction 0: response body line 3 (byte " in errors[0].message
 
 
 def test_chunks_and_cassette_together_are_rejected(tmp_path: Path):

@@ -15,6 +15,8 @@ from conformance.cassettes import (
     CassetteError,
     bundled_cassettes_dir,
     decode_cassette,
+    decode_interaction,
+    iter_cassette_files,
     load_cassette,
     write_cassette,
 )
@@ -23,7 +25,7 @@ from conformance.model.chunks import Chunk
 
 SSE = "text/event-stream"
 CHAT = "https://api.example.com/v1/chat/completions"
-BUNDLED = sorted(bundled_cassettes_dir().rglob("*.yaml"))
+BUNDLED = list(iter_cassette_files(bundled_cassettes_dir()))
 
 
 def cassette(tmp_path: Path, uri: str, body: str | bytes, content_type: str = SSE, **more) -> Path:
@@ -251,7 +253,12 @@ def problem(path: Path, **options) -> str:
 @pytest.mark.parametrize(
     ("uri", "body", "content_type", "expected"),
     [
-        (CHAT, data(delta(content="a")).replace("\n\ndata: [DONE]\n\n", ""), SSE, "line 1: "),
+        (
+            CHAT,
+            data(delta(content="a")).replace("\n\ndata: [DONE]\n\n", ""),
+            SSE,
+            "line 1 (byte 0): ",
+        ),
         (CHAT, data(delta(content="a"), done=False), SSE, "neither a finish_reason"),
         (MESSAGES, named({"type": "message_start", "message": {}}), SSE, "no message_stop"),
         (
@@ -291,7 +298,7 @@ def test_truncated_bodies_are_reported_not_decoded(
 def test_an_invalid_json_data_line_is_named_by_its_line(tmp_path: Path):
     body = "data: " + json.dumps(delta(content="a")) + "\n\n" + 'data: {"choices": [\n\n'
     message = problem(cassette(tmp_path, CHAT, body))
-    assert "interaction 0: response body line 3: " in message
+    assert "interaction 0: response body line 3 (byte " in message
     assert "invalid JSON in a data line" in message
 
 
@@ -321,7 +328,7 @@ def test_unknown_events_are_errors_naming_the_line(
     tmp_path: Path, uri: str, body: str, expected: str
 ):
     message = problem(cassette(tmp_path, uri, body))
-    assert "response body line 2: " in message and expected in message
+    assert "response body line 2 (byte " in message and expected in message
 
 
 def test_provider_errors_status_encoding_and_family(tmp_path: Path):
@@ -335,7 +342,7 @@ def test_provider_errors_status_encoding_and_family(tmp_path: Path):
     )
     assert "HTTP 401 Unauthorized" in message
     message = problem(cassette(tmp_path, CHAT, b"data: \xff\xfe\n\n"))
-    assert "response body line 1: the body is not UTF-8" in message
+    assert "response body line 1 (byte 6): the body is not UTF-8" in message
     message = problem(cassette(tmp_path, "https://h/v9/oracle", data(), "application/json"))
     assert "cannot tell the wire family of POST https://h/v9/oracle" in message
     assert chunks(
@@ -350,22 +357,34 @@ def test_unloadable_cassettes(tmp_path: Path):
     broken.write_text("interactions: [\n")
     assert "malformed YAML" in problem(broken)
     broken.write_text("version: 1\nstuff: 2\n")
-    assert "not a vcrpy cassette" in problem(broken)
+    assert "not a cassette this suite reads" in problem(broken)
     path = cassette(tmp_path, CHAT, data(delta("stop", content="a")))
     assert "there is no interaction 3" in problem(path, interaction=3)
 
 
 def test_every_bundled_cassette_decodes_and_has_provenance():
-    assert len(BUNDLED) >= 30
+    assert len(BUNDLED) >= 60
     forms = set()
+    recorded = set()
     for path in BUNDLED:
-        decoded = decode_cassette(path)
-        forms.add((decoded.family, decoded.streaming))
-        provenance = load_cassette(path).provenance
+        cassette = load_cassette(path)
+        for interaction in cassette.interactions:
+            decoded = decode_interaction(interaction)
+            forms.add((decoded.family, decoded.streaming))
+        provenance = cassette.provenance
         assert provenance and provenance["kind"] in ("written", "recorded"), path
-        assert provenance.get("document") or provenance.get("server"), path
-    families = {"openai-chat", "anthropic", "openai-responses", "gemini", "ollama"}
-    assert forms == {(family, streaming) for family in families for streaming in (True, False)}
+        if provenance["kind"] == "recorded" and provenance.get("repository"):
+            # Recorded by another project's test suite: where exactly, under which license.
+            assert provenance.get("commit") and provenance.get("path"), path
+            assert provenance.get("license"), path
+            recorded.add((provenance["provider"], path))
+        else:
+            assert provenance.get("document") or provenance.get("server"), path
+    families = {"openai-chat", "anthropic", "openai-responses", "gemini", "ollama", "bedrock"}
+    expected = {(family, streaming) for family in families for streaming in (True, False)}
+    assert forms == expected | {("cohere", False)}
+    assert len(recorded) >= 15
+    assert len({provider for provider, _ in recorded}) >= 8
 
 
 @settings(max_examples=60, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -398,7 +417,7 @@ def test_decode_command_prints_json_lines_and_the_family():
     assert "openai-chat (sse), 5 chunks" in result.stderr
     bad = runner.invoke(main, ["decode", str(path), "--family", "anthropic"])
     assert bad.exit_code == 2
-    assert bad.stderr.startswith(f"error: {path}: interaction 0: response body line 1: ")
+    assert bad.stderr.startswith(f"error: {path}: interaction 0: response body line 1 (byte 0): ")
 
 
 def test_a_cassette_with_several_interactions(tmp_path: Path):

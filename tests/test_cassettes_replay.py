@@ -32,7 +32,8 @@ CASES = [case for case in load_corpus([bundled_cases_dir()]).cases if case.casse
 CHAT_SSE = [
     case
     for case in CASES
-    if (decoded := decode_cassette(case.cassette.path)).family == "openai-chat"
+    if (decoded := decode_cassette(case.cassette.path, case.cassette.interaction)).family
+    == "openai-chat"
     and decoded.form == "sse"
 ]
 
@@ -74,10 +75,14 @@ def normalize_chat(events: Iterable[str]) -> list[dict[str, str]]:
                 for d in delta.get("reasoning_details") or ()
             )
             reasoning = delta.get("reasoning_content") or delta.get("reasoning") or details
-            if "content" in delta or reasoning:
-                deltas.append(
-                    normalizer.feed({"content": delta.get("content"), "reasoning": reasoning})
+            content = delta.get("content")
+            if isinstance(content, list):  # Mistral's content chunks
+                reasoning += "".join(
+                    t["text"] for c in content if c["type"] == "thinking" for t in c["thinking"]
                 )
+                content = "".join(c["text"] for c in content if c["type"] == "text")
+            if "content" in delta or reasoning:
+                deltas.append(normalizer.feed({"content": content, "reasoning": reasoning}))
     deltas.append(normalizer.finish())
     return deltas
 
@@ -104,7 +109,7 @@ def base_url(server: ReplayServer, case_id: str) -> str:
 
 def fetch(server: ReplayServer, case_id: str, reader) -> dict[str, str]:
     case = next(c for c in CASES if c.id == case_id)
-    path = decode_cassette(case.cassette.path).interaction.path
+    path = decode_cassette(case.cassette.path, case.cassette.interaction).interaction.path
     with httpx.stream("POST", base_url(server, case_id) + path, json={}) as response:
         events = reader(response.iter_raw())
         try:
@@ -320,7 +325,7 @@ def replay(client) -> dict[str, tuple[Verdict, str]]:
 def test_python_clients_that_make_their_own_requests_are_checked_through_vcrpy():
     chat = replay(chat_client)
     for case in CASES:
-        family = decode_cassette(case.cassette.path).family
+        family = decode_cassette(case.cassette.path, case.cassette.interaction).family
         assert chat[case.id][0] == (Verdict.PASS if family == "openai-chat" else Verdict.SKIP), (
             case.id
         )
@@ -328,7 +333,8 @@ def test_python_clients_that_make_their_own_requests_are_checked_through_vcrpy()
     streams = {
         case.id
         for case in CASES
-        if (decoded := decode_cassette(case.cassette.path)).family == "anthropic"
+        if (decoded := decode_cassette(case.cassette.path, case.cassette.interaction)).family
+        == "anthropic"
         and decoded.streaming
     }
     assert len(streams) >= 3

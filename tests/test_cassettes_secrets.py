@@ -307,3 +307,11 @@ def test_record_keeps_the_query_of_the_base_url(provider: str, tmp_path: Path):
     assert result.returncode == 0, result.stderr
     assert KEY not in out.read_text()
     assert load_cassette(out).interactions[0].uri.endswith(":streamGenerateContent?alt=sse")
+
+
+def test_cors_headers_name_credentials_but_hold_none() -> None:
+    """Recorded DeepSeek responses carry `access-control-allow-credentials: true`."""
+    from conformance.cassettes._secrets import secret_header
+
+    assert not secret_header("Access-Control-Allow-Credentials")
+    assert secret_header("X-Api-Key") and secret_header("Authorization")

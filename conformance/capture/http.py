@@ -25,6 +25,7 @@ import vcr
 from vcr.errors import CannotOverwriteExistingCassetteException
 
 from conformance.cassettes._decode import decode_cassette
+from conformance.cassettes._load import CapturePersister
 from conformance.cassettes._model import CassetteError
 from conformance.corpus.cases import Case
 from conformance.interface import HttpCall
@@ -100,6 +101,7 @@ def check_case(client: Client, case: Case, options: Options, base_url: str) -> C
     replayer = vcr.VCR(
         record_mode="none", match_on=("method", "path"), decode_compressed_response=True
     )
+    replayer.register_persister(CapturePersister)  # any capture format load_cassette reads
     try:
         with replayer.use_cassette(str(ref.path), allow_playback_repeats=True) as cassette:
             answer = client(call)

@@ -35,7 +35,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from conformance.cassettes._decode import decode_interaction
-from conformance.cassettes._load import Cassette, load_cassette
+from conformance.cassettes._load import Cassette, iter_cassette_files, load_cassette
 from conformance.cassettes._model import CassetteError, Interaction
 from conformance.corpus.cases import Case
 from conformance.model.grammar import PRESETS
@@ -170,7 +170,7 @@ def load_served(directory: Path, cases: Iterable[Case] = ()) -> tuple[list[Serve
     for case in cases:
         if case.cassette is not None:
             by_path.setdefault(case.cassette.path.resolve(), []).append(case)
-    for path in sorted(directory.rglob("*.yaml")):
+    for path in iter_cassette_files(directory):
         try:
             cassette = load_cassette(path)
         except CassetteError as error:

@@ -1,4 +1,5 @@
-"""Provider cassettes: recorded HTTP traffic (vcrpy's YAML format) as input to the suite.
+"""Provider cassettes: recorded HTTP traffic (vcrpy cassettes as any tool stores them, HAR
+files) as input to the suite.
 
 - decoding: one decoder per wire family turns a recorded response into chunks
   (`decode_cassette`, `conformance decode`);
@@ -9,11 +10,19 @@
 The workflow is in docs/cassettes.md.
 """
 
-from ._decode import chunks_for_case, decode_cassette, decode_interaction, detect_family
+from ._decode import (
+    chunks_for_case,
+    decode_cassette,
+    decode_interaction,
+    detect_family,
+    guess_family,
+)
 from ._load import (
+    CapturePersister,
     Cassette,
     bundled_cassettes_dir,
     cassettes_dir_for,
+    iter_cassette_files,
     load_cassette,
     write_cassette,
 )
@@ -22,6 +31,7 @@ from ._model import FAMILIES, FORMS, CassetteError, Decoded, Interaction
 __all__ = [
     "FAMILIES",
     "FORMS",
+    "CapturePersister",
     "Cassette",
     "CassetteError",
     "Decoded",
@@ -32,6 +42,8 @@ __all__ = [
     "decode_cassette",
     "decode_interaction",
     "detect_family",
+    "guess_family",
+    "iter_cassette_files",
     "load_cassette",
     "write_cassette",
 ]

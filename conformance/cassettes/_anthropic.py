@@ -43,6 +43,12 @@ _BLOCKS: dict[str, tuple[str, str] | None] = {
     "mcp_tool_use": None,
     "mcp_tool_result": None,
     "container_upload": None,
+    "bash_code_execution_tool_result": None,
+    "text_editor_code_execution_tool_result": None,
+    "tool_search_tool_result": None,
+    "advisor_tool_result": None,
+    # A summary of earlier turns that the server compacted: neither answer nor reasoning.
+    "compaction": None,
 }
 _DELTAS: dict[str, tuple[str, str] | None] = {
     "text_delta": (CONTENT, "text"),

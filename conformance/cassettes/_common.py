@@ -20,6 +20,8 @@ def load_json(text: str, line: int, what: str) -> Any:
         return json.loads(text)
     except json.JSONDecodeError as error:
         excerpt = text if len(text) <= 80 else text[:77] + "..."
+        if error.lineno > 1:
+            excerpt = text[max(0, error.pos - 40) : error.pos + 40]
         raise DecodeProblem(
             f"invalid JSON in {what}: {error.msg} at column {error.colno}: {excerpt!r}",
             line + error.lineno - 1,

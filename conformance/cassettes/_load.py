@@ -1,8 +1,9 @@
-"""Loading cassettes with vcrpy, and finding the cassettes directory a case file refers to."""
+"""Loading cassettes (any capture format, `_formats`), and finding the cassettes directory a
+case file refers to."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
@@ -17,6 +18,7 @@ from vcr.persisters.filesystem import (
 from vcr.request import Request
 
 from . import _yaml
+from ._formats import FormatProblem, RawExchange, read_capture
 from ._model import CassetteError, Interaction
 
 
@@ -26,6 +28,8 @@ class Cassette:
     interactions: tuple[Interaction, ...]
     #: vcrpy's `metadata:` mapping; the suite keeps `provenance` there.
     metadata: Mapping[str, Any] = field(default_factory=dict)
+    #: How it was stored (`_formats.FORMATS`): vcrpy-yaml, vcrpy-json, pydantic-ai, har...
+    format: str = "vcrpy-yaml"
 
     def interaction(self, index: int) -> Interaction:
         if not 0 <= index < len(self.interactions):
@@ -42,73 +46,114 @@ class Cassette:
 
 
 def load_cassette(path: Path) -> Cassette:
-    """Read a vcrpy cassette. Every problem is a CassetteError naming the file."""
+    """Read a capture, whatever tool stored it (see `_formats`: vcrpy YAML or JSON,
+    pydantic-ai's `parsed_body`, Ruby VCR, HAR 1.2; bodies as text, `!!binary` or base64,
+    compressed or not). Every problem is a CassetteError naming the file."""
     try:
-        loaded = FilesystemPersister.load_cassette(path, serializer=_yaml)
-    except CassetteNotFoundError:
-        reason = "is empty" if path.is_file() else "does not exist"
-        raise CassetteError(path, f"the cassette {reason}") from None
-    except CassetteDecodeError:
+        data = path.read_bytes()
+    except IsADirectoryError:
+        raise CassetteError(path, "is a directory, not a cassette") from None
+    except OSError:
+        raise CassetteError(path, "the cassette does not exist") from None
+    try:
+        capture = read_capture(data)
+    except UnicodeDecodeError:
         raise CassetteError(path, "the cassette is not UTF-8 text") from None
     except yaml.YAMLError as error:
         mark = getattr(error, "problem_mark", None)
         at = f" at line {mark.line + 1}" if mark is not None else ""
         problem = getattr(error, "problem", None) or str(error)
         raise CassetteError(path, f"malformed YAML{at}: {problem}") from None
-    except (KeyError, TypeError, ValueError, AttributeError) as error:
-        raise CassetteError(
-            path,
-            f"not a vcrpy cassette ({type(error).__name__}: {error}); a cassette is a mapping "
-            "with `interactions:`, each with a `request` and a `response`",
-        ) from None
-    requests, responses, *rest = loaded
-    metadata = rest[0] if rest and isinstance(rest[0], Mapping) else {}
+    except FormatProblem as problem:
+        message = problem.message
+        if message == "the file is empty":
+            message = "the cassette is empty"
+        raise CassetteError(path, message, interaction=problem.interaction) from None
     interactions = tuple(
-        _interaction(path, index, request, response)
-        for index, (request, response) in enumerate(zip(requests, responses, strict=True))
+        _interaction(path, index, exchange) for index, exchange in enumerate(capture.exchanges)
     )
     if not interactions:
         raise CassetteError(path, "the cassette has no interactions")
-    return Cassette(path, interactions, metadata)
+    return Cassette(path, interactions, capture.metadata, capture.format)
 
 
-def _interaction(path: Path, index: int, request: Any, response: Any) -> Interaction:
-    try:
-        status = response["status"]
-        body = response["body"]["string"]
-        headers = response.get("headers") or {}
-        code, reason = int(status["code"]), str(status.get("message", ""))
-    except (KeyError, TypeError, ValueError) as error:
-        raise CassetteError(
-            path,
-            f"the response has no {error} (vcrpy stores `status: {{code, message}}`, "
-            "`headers` and `body: {string}`)",
-            interaction=index,
-        ) from None
-    if body is None:
-        body = b""
-    if isinstance(body, str):
-        body = body.encode("utf-8")
-    request_body = request.body
-    if isinstance(request_body, str):
-        request_body = request_body.encode("utf-8")
+def _interaction(path: Path, index: int, exchange: RawExchange) -> Interaction:
     return Interaction(
         cassette=path,
         index=index,
-        method=str(request.method).upper(),
-        uri=str(request.uri),
-        request_headers={str(k).lower(): str(v) for k, v in request.headers.items()},
-        request_body=request_body if isinstance(request_body, bytes) else None,
-        status=code,
-        reason=reason,
+        method=exchange.method,
+        uri=exchange.uri,
+        request_headers={k: ", ".join(v) for k, v in exchange.request_headers.items()},
+        request_body=exchange.request_body,
+        status=exchange.status,
+        reason=exchange.reason,
         response_headers={
-            str(name).lower(): tuple(
-                str(v) for v in (value if isinstance(value, list) else [value])
-            )
-            for name, value in headers.items()
+            k: tuple(v)
+            for k, v in exchange.response_headers.items()
+            # The body is held decoded: the encodings undone are no longer true of it.
+            if not (k == "content-encoding" and exchange.decompressed)
         },
-        body=body,
+        body=exchange.body,
     )
+
+
+def iter_cassette_files(directory: Path) -> Iterator[Path]:
+    """The files under `directory` that may hold captures (by suffix: .yaml, .yml, .json,
+    .har), in a stable order; whether each is one is decided by its content when loaded.
+    Hidden directories are skipped. pytest-recording's layout
+    (`cassettes/<test module>/<test>.yaml`) is one directory per module."""
+    for path in sorted(directory.rglob("*")):
+        relative = path.relative_to(directory).parts
+        if any(part.startswith(".") for part in relative):
+            continue
+        if path.is_file() and path.suffix.lower() in CAPTURE_SUFFIXES:
+            yield path
+
+
+#: The suffixes `iter_cassette_files` looks at.
+CAPTURE_SUFFIXES = (".yaml", ".yml", ".json", ".har")
+
+
+class CapturePersister:
+    """A vcrpy persister that loads any capture `load_cassette` reads, so that vcrpy
+    replays pydantic-ai cassettes, HAR files and compressed bodies as it does its own
+    (`vcr.VCR().register_persister(CapturePersister)`). It never writes."""
+
+    @staticmethod
+    def load_cassette(cassette_path: str, serializer: Any) -> tuple[list[Any], list[Any]]:
+        del serializer  # the format is read from the content
+        path = Path(cassette_path)
+        if not path.is_file():
+            raise CassetteNotFoundError()
+        try:
+            cassette = load_cassette(path)
+        except CassetteError as error:
+            raise CassetteDecodeError(str(error)) from None
+        requests, responses = [], []
+        for interaction in cassette.interactions:
+            requests.append(
+                Request(
+                    interaction.method,
+                    interaction.uri,
+                    interaction.request_body,
+                    {k: [v] for k, v in interaction.request_headers.items()},
+                )
+            )
+            headers = {k: list(v) for k, v in interaction.response_headers.items()}
+            if "content-length" in headers:
+                headers["content-length"] = [str(len(interaction.body))]
+            responses.append(
+                {
+                    "status": {"code": interaction.status, "message": interaction.reason},
+                    "headers": headers,
+                    "body": {"string": interaction.body},
+                }
+            )
+        return requests, responses
+
+    @staticmethod
+    def save_cassette(cassette_path: str, cassette_dict: Any, serializer: Any) -> None:
+        raise CassetteError(Path(cassette_path), "replaying never writes a cassette")
 
 
 def write_cassette(

@@ -8,6 +8,11 @@ Non-streaming: one chunk from `choices[0].message`.
 Native reasoning is the first non-empty of `reasoning_content` and `reasoning`, else the text
 of `reasoning_details[]` (`reasoning.text` and `reasoning.summary` items): servers mirror one
 text into several of these fields, so only one is read per delta.
+
+Mistral (Magistral) sends `content` as an array of content chunks instead of a string:
+`{"type": "thinking", "thinking": [{"type": "text", "text": ...}]}` is native reasoning and
+`{"type": "text", "text": ...}` content, in order (a thinking chunk after text starts a new
+chunk, since a chunk's reasoning is processed before its content).
 """
 
 from __future__ import annotations
@@ -17,7 +22,7 @@ from typing import Any
 
 from conformance.model.chunks import Chunk
 
-from ._common import load_json, mapping, provider_error, text_of
+from ._common import CONTENT, REASONING, load_json, mapping, provider_error, runs, text_of
 from ._model import DecodeProblem
 from ._sse import SseEvent
 
@@ -68,7 +73,7 @@ def decode_sse(events: Iterable[SseEvent]) -> list[Chunk]:
             continue
         delta = mapping(delta, "choices[0].delta", event.line)
         if not _TEXT_KEYS.isdisjoint(delta):
-            chunks.append(_chunk(delta, "choices[0].delta", event.line))
+            chunks.extend(_chunks(delta, "choices[0].delta", event.line))
     if not (done or finished):
         raise DecodeProblem(
             "truncated body: the stream ends with neither a finish_reason nor `data: [DONE]`",
@@ -85,7 +90,7 @@ def decode_json(value: Any, line: int) -> list[Chunk]:
     if choice is None:
         raise DecodeProblem("the response has no choices", line)
     message = mapping(choice.get("message"), "choices[0].message", line)
-    return [_chunk(message, "choices[0].message", line)]
+    return _chunks(message, "choices[0].message", line)
 
 
 def _first_choice(choices: Any, line: int) -> Mapping[str, Any] | None:
@@ -100,10 +105,45 @@ def _first_choice(choices: Any, line: int) -> Mapping[str, Any] | None:
     return None
 
 
-def _chunk(message: Mapping[str, Any], what: str, line: int) -> Chunk:
-    return Chunk(
-        content=text_of(message, "content", what, line), reasoning=_reasoning(message, what, line)
-    )
+def _chunks(message: Mapping[str, Any], what: str, line: int) -> list[Chunk]:
+    reasoning = _reasoning(message, what, line)
+    content = message.get("content")
+    if not isinstance(content, list):
+        return [Chunk(content=text_of(message, "content", what, line), reasoning=reasoning)]
+    pieces = [(REASONING, reasoning)] if reasoning is not None else []
+    pieces += _content_chunks(content, f"{what}.content", line)
+    return runs(pieces) or [Chunk(content=None, reasoning=None)]
+
+
+#: Mistral content chunk types that carry no text for either channel.
+_NO_TEXT_CHUNKS = frozenset(
+    ("reference", "image_url", "document_url", "input_audio", "file", "tool_file")
+)
+
+
+def _content_chunks(items: list[Any], what: str, line: int) -> list[tuple[str, str]]:
+    pieces: list[tuple[str, str]] = []
+    for item in items:
+        item = mapping(item, f"an item of {what}", line)
+        kind = item.get("type")
+        if kind == "text":
+            pieces.append((CONTENT, text_of(item, "text", f"a text item of {what}", line) or ""))
+        elif kind == "thinking":
+            inner = item.get("thinking")
+            if isinstance(inner, str):
+                pieces.append((REASONING, inner))
+                continue
+            if not isinstance(inner, list):
+                raise DecodeProblem(f"a thinking item of {what} must hold an array", line)
+            for piece in _content_chunks(inner, f"{what}[].thinking", line):
+                pieces.append((REASONING, piece[1]))
+        elif kind not in _NO_TEXT_CHUNKS:
+            raise DecodeProblem(
+                f"unknown content chunk type {kind!r} in {what} (known: text, thinking, "
+                f"{', '.join(sorted(_NO_TEXT_CHUNKS))})",
+                line,
+            )
+    return pieces
 
 
 def _reasoning(message: Mapping[str, Any], what: str, line: int) -> str | None:

@@ -106,6 +106,8 @@ def _compact(name: str) -> str:
 def secret_header(name: str) -> bool:
     """A header whose value is a credential or identifies the account."""
     lower = name.lower()
+    if lower.startswith("access-control-"):  # CORS policy (allow-credentials: true), no secret
+        return False
     return (
         lower in CREDENTIAL_HEADERS
         or lower in ACCOUNT_HEADERS

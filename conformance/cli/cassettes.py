@@ -1,4 +1,5 @@
-"""Commands for provider cassettes: decode, serve, record, approve, replay (docs/cassettes.md)."""
+"""Commands for provider cassettes: decode, import, serve, record, approve, replay
+(docs/cassettes.md)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from pathlib import Path
 
 import click
 
+from conformance.cassettes._model import FAMILIES
 from conformance.cli.common import (
     EXIT_FAILED,
     EXIT_OK,
@@ -21,37 +23,175 @@ from conformance.corpus.select import Selection
 from conformance.errors import ConformanceError
 from conformance.model.results import CHECKS
 
+_FAMILY_CHOICE = click.Choice(list(FAMILIES), case_sensitive=False)
+
 
 @click.command()
-@click.argument("cassette", type=click.Path(exists=True, dir_okay=False, path_type=Path))
-@click.option("--interaction", type=int, default=0, show_default=True, help="Which interaction.")
+@click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True, path_type=Path))
+@click.option(
+    "--interaction",
+    type=int,
+    help="Which interaction (default: every interaction that is a model call).",
+)
 @click.option(
     "--family",
-    type=click.Choice(
-        ["openai-chat", "anthropic", "openai-responses", "gemini", "ollama"], case_sensitive=False
-    ),
+    type=_FAMILY_CHOICE,
     help="The wire family, instead of detecting it from the request URL.",
 )
-def decode(cassette: Path, interaction: int, family: str | None) -> None:
-    """Print the chunks of a recorded response as JSON lines (the family on stderr).
+def decode(paths: tuple[Path, ...], interaction: int | None, family: str | None) -> None:
+    """Print the chunks of recorded responses as JSON lines (what was decoded on stderr).
 
-    Exit status 2 if the cassette cannot be decoded; the message names the cassette, the
-    interaction and the line of the response body.
+    PATHS are captures or directories of them, as any tool stored them: vcrpy cassettes
+    (YAML or JSON, pydantic-ai's parsed_body, compressed or binary bodies), Ruby VCR, HAR.
+    Interactions that are not model calls are listed on stderr and skipped. Exit status 2
+    if any capture cannot be decoded; the message names the capture, the interaction and
+    the line and byte of the response body.
     """
-    from conformance.cassettes import CassetteError, decode_cassette
+    from conformance.cassettes import (
+        CassetteError,
+        decode_interaction,
+        guess_family,
+        load_cassette,
+    )
+    from conformance.cassettes._load import iter_cassette_files
 
-    try:
-        decoded = decode_cassette(cassette, interaction, family)
-    except CassetteError as error:
-        click.echo(f"error: {error}", err=True)
+    failed = False
+    for path in paths:
+        walked = path.is_dir()
+        for file in iter_cassette_files(path) if walked else (path,):
+            try:
+                cassette = load_cassette(file)
+            except CassetteError as error:
+                if walked and error.interaction is None:
+                    click.echo(f"{file}: skipped, not a capture ({error.message})", err=True)
+                else:
+                    click.echo(f"error: {error}", err=True)
+                    failed = True
+                continue
+            if interaction is not None:
+                try:
+                    chosen = (cassette.interaction(interaction),)
+                except CassetteError as error:
+                    click.echo(f"error: {error}", err=True)
+                    failed = True
+                    continue
+            else:
+                chosen = cassette.interactions
+            for item in chosen:
+                several = interaction is None and family is None and len(chosen) > 1
+                if several and (item.method != "POST" or guess_family(item) is None):
+                    click.echo(
+                        f"{file}: interaction {item.index}: skipped, not a model call "
+                        f"({item.method} {item.uri})",
+                        err=True,
+                    )
+                    continue
+                try:
+                    decoded = decode_interaction(item, family)
+                except CassetteError as error:
+                    click.echo(f"error: {error}", err=True)
+                    failed = True
+                    continue
+                click.echo(
+                    f"{file}: interaction {item.index}: {decoded.family} ({decoded.form}), "
+                    f"{len(decoded.chunks)} chunks",
+                    err=True,
+                )
+                for chunk in decoded.chunks:
+                    click.echo(json.dumps(chunk.to_json(), ensure_ascii=False))
+    if failed:
         sys.exit(EXIT_USAGE)
+
+
+@click.command("import")
+@click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True, path_type=Path))
+@click.option(
+    "--pending",
+    "pending_dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Write the interesting captures as pending cases here (e.g. cases/pending); the "
+    "captures are copied into the cassettes/ directory beside it.",
+)
+@click.option(
+    "--cases",
+    "cases_dir",
+    type=click.Path(exists=True, file_okay=False, path_type=Path),
+    help="The corpus to deduplicate against (default: the parent of --pending).",
+)
+@click.option("--repository", metavar="OWNER/NAME", help="The public repository of the captures.")
+@click.option("--commit", metavar="SHA", help="The commit of that repository.")
+@click.option(
+    "--source-root",
+    type=click.Path(exists=True, file_okay=False, path_type=Path),
+    help="Record source paths relative to this directory (captures copied out of a checkout).",
+)
+@click.option("--license", "license_", metavar="SPDX", help="The captures' license, noted.")
+@click.option("--interaction", type=int, help="Only this interaction of each capture.")
+@click.option("--json", "as_json", is_flag=True, help="One JSON object per interaction.")
+def import_(
+    paths: tuple[Path, ...],
+    pending_dir: Path | None,
+    cases_dir: Path | None,
+    repository: str | None,
+    commit: str | None,
+    source_root: Path | None,
+    license_: str | None,
+    interaction: int | None,
+    as_json: bool,
+) -> None:
+    """Scan captures from the wild and say what each holds; propose the interesting ones.
+
+    For every file under PATHS and every interaction: the provider, the wire family and
+    framing, whether it carries native reasoning and/or tags in its content, and what the
+    reference makes of it. With --pending, those with reasoning that the corpus does not
+    already hold (same chunks) become pending cases for review, provenance `recorded`
+    (source path; repository and commit where the source is in a git checkout, or as given).
+    Exit status 2 if any capture failed to decode.
+    """
+    from conformance.capture.importer import ImportProblem, scan, summary_line, write_pending
+
+    findings = []
+    for finding in scan(paths):
+        if interaction is not None and finding.interaction not in (None, interaction):
+            continue
+        findings.append(finding)
+        if as_json:
+            click.echo(json.dumps(finding.to_json(), ensure_ascii=False))
+        else:
+            click.echo(summary_line(finding))
+    decoded = [f for f in findings if f.family is not None]
+    errors = [f for f in findings if f.error is not None]
+    interesting = [f for f in findings if f.interesting]
     click.echo(
-        f"{cassette}: interaction {interaction}: {decoded.family} ({decoded.form}), "
-        f"{len(decoded.chunks)} chunks",
+        f"{len(decoded)} model calls decoded, {len(interesting)} with reasoning "
+        f"({sum(f.native for f in interesting)} native, {sum(f.tags for f in interesting)} "
+        f"with tags in content), {len(errors)} errors, "
+        f"{sum(f.skipped is not None for f in findings)} skipped",
         err=True,
     )
-    for chunk in decoded.chunks:
-        click.echo(json.dumps(chunk.to_json(), ensure_ascii=False))
+    if pending_dir is not None:
+        corpus = cases_dir or (pending_dir.parent if pending_dir.name == "pending" else None)
+        try:
+            written = write_pending(
+                findings,
+                pending_dir,
+                corpus,
+                repository=repository,
+                commit=commit,
+                license=license_,
+                source_root=source_root,
+            )
+        except ImportProblem as error:
+            click.echo(f"error: {error}", err=True)
+            sys.exit(EXIT_USAGE)
+        for item in written:
+            source = f"{item.finding.source} #{item.finding.interaction}"
+            if item.case_file is None:
+                click.echo(f"{source}: no case: {item.reason}", err=True)
+            else:
+                click.echo(f"{source}: wrote {item.case_file} ({item.cassette})", err=True)
+    if errors:
+        sys.exit(EXIT_USAGE)
 
 
 @click.command()
@@ -244,7 +384,7 @@ def record(
 @click.option("--interaction", type=int, default=0, show_default=True, help="Which interaction.")
 @click.option(
     "--family",
-    type=click.Choice(["openai-chat", "anthropic", "openai-responses", "gemini", "ollama"]),
+    type=_FAMILY_CHOICE,
     help="The wire family, instead of detecting it from the request URL.",
 )
 @click.option("--accept", is_flag=True, help="Move the reviewed pending case into the corpus.")
@@ -355,4 +495,4 @@ def replay(
     sys.exit(EXIT_OK if run.ok else EXIT_FAILED)
 
 
-COMMANDS = (decode, serve, record, approve, replay)
+COMMANDS = (decode, import_, serve, record, approve, replay)
