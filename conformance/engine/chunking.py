@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 
 from conformance.model.chunks import Chunk
+from conformance.model.grammar import Grammar
 
 
 def pieces(chunks: Sequence[Chunk]) -> list[tuple[str, str]]:
@@ -39,15 +40,44 @@ def one_char_chunks(chunks: Sequence[Chunk]) -> list[Chunk]:
     return [Chunk(**{name: char}) for name, text in pieces(chunks) for char in text]
 
 
-def split_points(chunks: Sequence[Chunk]) -> Iterator[tuple[int, list[Chunk]]]:
-    """Every two-way split of the content, each split point once: the content runs are
-    joined, cut at the point, and native reasoning stays where it was."""
+#: Content runs up to this long are cut at every point. Longer runs (whole recorded
+#: responses) are cut where a delimiter could be split, which is where splitting matters, and
+#: at evenly spaced points between: the cost of every point grows with the square of the length.
+EXHAUSTIVE = 512
+#: Evenly spaced cut points added in a long run, besides those near delimiter characters.
+SPREAD = 64
+
+
+def cut_points(text: str, grammar: Grammar | None) -> list[int]:
+    """Where a content run is cut: every point strictly inside a short run; in a long one,
+    every point within a delimiter's length after a character a delimiter can start with
+    (so every way of splitting a delimiter there), near both ends, and SPREAD points between."""
+    size = len(text)
+    if size <= EXHAUSTIVE or grammar is None:
+        return list(range(1, size))
+    reach = grammar.max_prefix + 1
+    points = set(range(1, min(size, reach + 1))) | set(range(max(1, size - reach), size))
+    points |= {size * step // (SPREAD + 1) for step in range(1, SPREAD + 1)}
+    for start in grammar.starts:
+        at = text.find(start)
+        while at != -1:
+            points.update(range(max(1, at), min(size, at + reach + 1)))
+            at = text.find(start, at + 1)
+    return sorted(points)
+
+
+def split_points(
+    chunks: Sequence[Chunk], grammar: Grammar | None = None
+) -> Iterator[tuple[int, list[Chunk]]]:
+    """Two-way splits of the content, each split point once, made lazily: the content runs
+    are joined, cut at the point, and native reasoning stays where it was. Without a grammar
+    every point is cut; with one, long runs are cut as `cut_points` says."""
     runs = _runs(chunks)
     offset = 0
     for index, (name, text) in enumerate(runs):
         if name != "content":
             continue
-        for cut in range(1, len(text)):
+        for cut in cut_points(text, grammar):
             out = [Chunk(**{n: t}) for n, t in runs[:index]]
             out += [Chunk(content=text[:cut]), Chunk(content=text[cut:])]
             out += [Chunk(**{n: t}) for n, t in runs[index + 1 :]]

@@ -76,7 +76,7 @@ def plan_case(
         elif check == "chars":
             requests = [StreamRequest(one_char_chunks(case.chunks))]
         else:
-            splits = list(split_points(case.chunks))
+            splits = list(split_points(case.chunks, options.grammar))
             if not splits:
                 plans.append(
                     CheckPlan(
