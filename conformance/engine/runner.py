@@ -81,14 +81,13 @@ def run_implementation(
     batch: int = BATCH,
     batch_chars: int = BATCH_CHARS,
     stop: Callable[[], bool] | None = None,
-    into: ImplementationRun | None = None,
 ) -> ImplementationRun:
-    """Run `checks` of `cases`; results go into `into` (or a new run) as they are judged.
+    """Run `checks` of `cases`; each result goes to `on_result` as soon as it is judged.
 
     `stop` is asked after each batch is answered: once it says yes, that batch's replies are
     not judged (they may be the interruption's own doing) and nothing more is sent."""
     options = Options.from_mapping(connection.info.options)
-    run = into if into is not None else ImplementationRun(connection.info)
+    run = ImplementationRun(connection.info)
     judges = (
         PlanJudge(plan, options) for case in cases for plan in plan_case(case, options, checks)
     )

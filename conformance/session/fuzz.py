@@ -1,9 +1,10 @@
-"""One `conformance fuzz`: each implementation x each property -> found cases -> reports."""
+"""`conformance fuzz` as a session: each implementation x each property -> found cases."""
 
 from __future__ import annotations
 
 import dataclasses
 import random
+import re
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -23,11 +24,18 @@ from conformance.fuzz.properties import (
     write_found,
 )
 from conformance.model.options import Options
-from conformance.model.results import ImplementationRun, Verdict
-from conformance.session.run import exit_status, finish, implementation_specs, open_connection
+from conformance.model.results import FuzzResult, ImplementationInfo, Verdict
+from conformance.session.events import Handler
+from conformance.session.orchestrator import Context, Job, Session, SessionSettings
+from conformance.session.run import implementation_specs
+from conformance.transport.connections import Connection, Reply, Request
+from conformance.transport.impls import connect
+from conformance.transport.spec import ImplementationSpec
 
 DEFAULT_EXAMPLES = 500
 DEFAULT_DATABASE = ".hypothesis/conformance"
+#: How the subprocess transport words a connection it stopped restarting (transport/subprocess).
+GAVE_UP = "gave up after"
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,22 +50,47 @@ class FuzzSettings:
     seed: int | None = None
     #: A directory shared between runs (and CI machines), or None for no database.
     database: Path | None = Path(DEFAULT_DATABASE)
-    report_dir: Path | None = Path("reports")
+    report_dir: Path | None = Path("reports") / "fuzz"
     timeout: float = 5.0
+    #: A hard limit for the whole session (what is not fuzzed by then is reported not run).
+    budget: float | None = None
+    allow_unjudged: bool = False
 
 
-def execute_fuzz(
-    settings: FuzzSettings,
-    *,
-    echo: Callable[..., None],
-    progress: Callable[[str], None] | None = None,
+def safe_label(label: str) -> str:
+    """`label` as one file-name component: no separators, no `..`, nothing hidden."""
+    name = re.sub(r"[^A-Za-z0-9._-]+", "_", label).strip("._")
+    return name or "impl"
+
+
+class _Watched:
+    """A connection that notices when its transport has given up on the implementation:
+    from then on every reply is the same error, and fuzzing it only shrinks noise."""
+
+    def __init__(self, connection: Connection) -> None:
+        self.connection = connection
+        self.info: ImplementationInfo = connection.info
+        self.lost: str | None = None
+
+    def send(self, requests: Sequence[Request]) -> list[Reply]:
+        replies = self.connection.send(requests)
+        for reply in replies:
+            if reply.error is not None and reply.error.startswith(GAVE_UP):
+                self.lost = reply.error
+        return replies
+
+    def close(self) -> None:
+        self.connection.close()
+
+
+def fuzz_session(
+    settings: FuzzSettings, handlers: Sequence[Handler], *, echo: Callable[..., None]
 ) -> int:
     unknown = sorted(set(settings.properties) - set(PROPERTIES))
     if unknown:
         raise UsageError(
             f"unknown property {unknown[0]!r}; the properties are {', '.join(PROPERTIES)}"
         )
-    started = time.perf_counter()
     specs = implementation_specs(settings.impls, settings.option_sets)
     seed = settings.seed if settings.seed is not None else random.randrange(2**32)
     echo(f"fuzzing with seed {seed} (replay exactly: --seed {seed} --database none)")
@@ -66,27 +99,25 @@ def execute_fuzz(
     for directory in settings.case_dirs:
         if directory.is_dir():
             taken |= load_retired(directory)
-    found_dir = (settings.report_dir or Path("reports")) / "found"
+    found_dir = (settings.report_dir or Path("reports") / "fuzz") / "found"
     share = (settings.seconds or 0) / (len(specs) * len(settings.properties))
     database = None
     if settings.database is not None:
         database = DirectoryBasedExampleDatabase(str(settings.database))
-    runs: list[ImplementationRun] = []
-    for spec in specs:
-        connection = open_connection(
-            spec, timeout=settings.timeout, validate_protocol=False, echo=echo
-        )
-        if isinstance(connection, ImplementationRun):
-            runs.append(connection)
-            continue
-        options = Options.from_mapping(connection.info.options)
-        target = Target(connection, options)
-        run = ImplementationRun(connection.info)
-        try:
+
+    def job(spec: ImplementationSpec) -> Job:
+        def work(connection: Connection, context: Context) -> None:
+            watched = _Watched(connection)
+            options = Options.from_mapping(connection.info.options)
+            target = Target(watched, options)
             for name in settings.properties:
-                if progress is not None:
-                    progress(f"{spec.label}: {name} ...")
+                if watched.lost is not None:
+                    reason = f"not fuzzed: the connection was lost ({watched.lost})"
+                    context.emit(FuzzResult(name, Verdict.ERROR, 0, 0.0, seed, reason))
+                    continue
                 deadline = time.monotonic() + share if settings.seconds else None
+                if context.deadline is not None:
+                    deadline = min(deadline or context.deadline, context.deadline)
                 result = run_property(
                     name,
                     target,
@@ -96,29 +127,21 @@ def execute_fuzz(
                     key=f"{spec.label}/{name}".encode(),
                     deadline=deadline,
                 )
-                example = result.counterexample
-                if result.verdict in (Verdict.FAIL, Verdict.ERROR) and example:
-                    if "contract" in example:
-                        case_id, text = found_contract_case(result, spec.label, spec.spec, taken)
-                    else:
-                        case_id, text = found_case(result, spec.label, spec.spec, options, taken)
-                    taken.add(case_id)
-                    path = write_found(found_dir, spec.label, case_id, text, name)
-                    result = dataclasses.replace(result, case_file=str(path))
-                run.fuzz.append(result)
-                if progress is not None:
-                    progress("")
-                rate = result.examples / result.seconds if result.seconds else 0.0
-                line = (
-                    f"{spec.label}: {name}: {result.verdict.value} after {result.examples} "
-                    f"examples ({rate:.0f}/s)"
-                )
-                echo(line + (f": {result.reason}" if result.reason else ""))
-                if result.case_file:
-                    echo(f"  minimal case written to {result.case_file}")
-        finally:
-            connection.close()
-        runs.append(run)
+                if watched.lost is not None:
+                    # What Hypothesis shrank is the dead connection, not a bug of the input.
+                    reason = f"the connection was lost during fuzzing: {watched.lost}"
+                    result = FuzzResult(
+                        name, Verdict.ERROR, result.examples, result.seconds, seed, reason
+                    )
+                else:
+                    result = _write_case(result, spec, options, taken, found_dir)
+                context.emit(result)
+
+        def opened() -> Connection:
+            return connect(spec, timeout=settings.timeout, validate_protocol=False)
+
+        return Job(spec, len(settings.properties), work, opened)
+
     selection = {
         "fuzz": {
             "properties": list(settings.properties),
@@ -127,5 +150,42 @@ def execute_fuzz(
             "seconds": settings.seconds,
         }
     }
-    run = finish(runs, selection, started, settings.report_dir, echo)
-    return exit_status(run, usage_problems=False)
+    session = Session(
+        [job(spec) for spec in specs],
+        SessionSettings(
+            selection=selection, budget=settings.budget, allow_unjudged=settings.allow_unjudged
+        ),
+        handlers,
+        echo=echo,
+    )
+    return session.run().status
+
+
+def _write_case(
+    result: FuzzResult,
+    spec: ImplementationSpec,
+    options: Options,
+    taken: set[str],
+    found_dir: Path,
+) -> FuzzResult:
+    """Write a failure's minimal case into `found_dir`, and only there."""
+    example = result.counterexample
+    if result.verdict not in (Verdict.FAIL, Verdict.ERROR) or not example:
+        return result
+    if "contract" in example:
+        case_id, text = found_contract_case(result, spec.label, spec.spec, taken)
+    else:
+        case_id, text = found_case(result, spec.label, spec.spec, options, taken)
+    taken.add(case_id)
+    path = write_found(found_dir, safe_label(spec.label), case_id, text, result.property)
+    return dataclasses.replace(result, case_file=str(path))
+
+
+def execute_fuzz(
+    settings: FuzzSettings, *, echo: Callable[..., None], handlers: Sequence[Handler] = ()
+) -> int:
+    """`conformance fuzz`: the standard handlers plus `handlers`; returns the exit status."""
+    from conformance.session import standard_handlers
+
+    standard = standard_handlers(settings.report_dir, echo)
+    return fuzz_session(settings, [*standard, *handlers], echo=echo)
