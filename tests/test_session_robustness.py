@@ -258,6 +258,7 @@ def test_splits_of_a_long_case_stay_within_bounded_memory(tmp_path: Path) -> Non
                 "level": "must",
                 "chunks": ["<think>" + "t" * half + "</think>" + "a" * half],
                 "expected": {"assistant": "a" * half, "thinking": "t" * half},
+                "provenance": [{"kind": "spec", "ref": "SPEC 7.1"}],
             }
         ],
     }
@@ -338,6 +339,11 @@ def test_fuzz_stops_an_implementation_whose_connection_gave_up(tmp_path: Path) -
         "fuzz",
         "--impl",
         impl,
+        # The fake is chunking-invariant and idempotent: only the lost connection fails these.
+        "--property",
+        "chunking",
+        "--property",
+        "idempotence",
         "--max-examples",
         "200",
         "--database",
@@ -350,7 +356,9 @@ def test_fuzz_stops_an_implementation_whose_connection_gave_up(tmp_path: Path) -
     assert done.returncode == 1, done.stdout + done.stderr
     fuzz = load_results(tmp_path / "r" / "results.json").implementations[0].fuzz
     assert fuzz and all(r.verdict.value == "ERROR" for r in fuzz)
-    assert all("connection was lost" in r.reason for r in fuzz), [r.reason for r in fuzz]
+    assert "connection was lost during fuzzing: gave up" in fuzz[0].reason
+    assert fuzz[1].reason.startswith("not fuzzed: the connection was lost")
+    assert fuzz[1].examples == 0
     assert not (tmp_path / "r" / "found").exists()
 
 
