@@ -245,7 +245,7 @@ class Session:
             return []
         problems = []
         for impl in runs:
-            outcomes = [*impl.results, *impl.fuzz]
+            outcomes: list[CaseResult | FuzzResult] = [*impl.results, *impl.fuzz]
             judged = any(outcome.verdict != Verdict.SKIP for outcome in outcomes)
             if impl.failure is None and outcomes and not judged:
                 problems.append(
