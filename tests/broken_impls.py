@@ -232,3 +232,16 @@ class EgressMutatesHistory(ReferenceImplementation):
             if isinstance(message, dict):
                 message.pop("thinking", None)
         return super().egress(**payload)
+
+
+@implementation(name="huge-reply")
+class HugeReply(Normalizer):
+    """Answers the right split, then floods the assistant channel at the end of the stream
+    with HUGE_REPLY characters (20 MB): a failure whose actual text is enormous."""
+
+    SIZE = 20_000_000
+
+    def finish(self) -> dict[str, str]:  # type: ignore[override]
+        out = dict(super().finish())
+        out["assistant"] += "x" * self.SIZE
+        return out

@@ -29,6 +29,10 @@ reasoning to the thinking channel, the final delta is empty. Modes change that:
     hang-hello           never answers hello
     bad-options          declares an option value the spec does not have
     ignore-bye           ignores bye, and sleeps instead of exiting at end of input
+    unsupported          answers {"id", "unsupported"} to every request
+    pidfile PATH         writes its process ID to PATH at start
+    once PATH            starts only once: if PATH exists it exits with status 1 at start
+                         (so every restart fails), otherwise it creates PATH
 
 Modes combine: `crash stderr-spam` crashes after spamming. Only the standard library is used,
 so it starts fast.
@@ -37,11 +41,13 @@ so it starts fast.
 from __future__ import annotations
 
 import json
+import os
 import sys
 import time
+from pathlib import Path
 from typing import Any
 
-ARGUMENT_MODES = {"exit-after", "slow"}
+ARGUMENT_MODES = {"exit-after", "slow", "pidfile", "once"}
 
 
 def parse(argv: list[str]) -> dict[str, str | None]:
@@ -81,6 +87,8 @@ def answer(request: dict[str, Any], modes: dict[str, str | None]) -> str:
         ident = f"{ident}-wrong"
     if "error" in modes:
         return json.dumps({"id": ident, "error": "deliberate failure"})
+    if "unsupported" in modes:
+        return json.dumps({"id": ident, "unsupported": "nothing is implemented"})
     if request["op"] == "whole":
         if "unsupported-whole" in modes:
             return json.dumps({"id": ident, "unsupported": "only streams are implemented"})
@@ -131,6 +139,14 @@ def main() -> int:
     if "no-hello" in modes:
         print("fake: refusing to start (no-hello mode)", file=sys.stderr)
         return 1
+    if "once" in modes:
+        marker = Path(modes["once"] or "")
+        if marker.exists():
+            print("fake: started once already (once mode)", file=sys.stderr)
+            return 1
+        marker.touch()
+    if "pidfile" in modes:
+        Path(modes["pidfile"] or "").write_text(str(os.getpid()))
     replies = 0
     for line in sys.stdin:
         request = json.loads(line)
