@@ -13,6 +13,7 @@ from datetime import UTC, datetime
 from conformance._version import SPEC_VERSION, __version__
 from conformance.contracts import contract
 from conformance.corpus.cases import Case, ContractCase, Expectation
+from conformance.corpus.derive import for_profile
 from conformance.corpus.expectations import ExpectedFailures
 from conformance.engine.chunking import one_char_chunks, split_points
 from conformance.model.chunks import Chunk
@@ -225,6 +226,7 @@ def _result(plan: CheckPlan, verdict: Verdict, reason: str = "") -> CaseResult:
         check=plan.check,
         verdict=verdict,
         reason=reason,
+        derived=case.derived.to_json() if isinstance(case, Case) and case.derived else None,
     )
 
 
@@ -252,6 +254,9 @@ def run_implementation(
 ) -> ImplementationRun:
     options = Options.from_mapping(connection.info.options)
     run = ImplementationRun(connection.info)
+    # Under an opt-in profile, derived cases stand in for written ones without an
+    # expectation for it (SPEC 5.6).
+    cases = for_profile(cases, options)
     plans = (plan for case in cases for plan in plan_case(case, options, checks))
     for group in _batches(plans, batch):
         requests = [request for plan in group for request in plan.requests]

@@ -91,6 +91,9 @@ class CaseResult:
     expectation: Mapping[str, str] | None = None
     #: The case's one-line title, so reports can say what a case is about without the corpus.
     title: str = ""
+    #: For a derived case (SPEC 5.6): the written case it comes from and the transform,
+    #: `{"from": ID, "transform": text}`.
+    derived: Mapping[str, str] | None = None
 
     def to_json(self) -> dict[str, Any]:
         data: dict[str, Any] = {
@@ -111,6 +114,7 @@ class CaseResult:
             "holdback",
             "stderr",
             "expectation",
+            "derived",
         ):
             value = getattr(self, name)
             if value not in (None, ""):
