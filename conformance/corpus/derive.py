@@ -89,9 +89,7 @@ def _started(case: Case, options: Options) -> list[Case] | str:
     first = case.chunks[0] if case.chunks else Chunk(content=None)
     own = (Chunk(content=close), *case.chunks)
     glued = (replace(first, content=close + (first.content or "")), *case.chunks[1:])
-    forms = [
-        _derived(case, "start", f"{close!r} prefixed as its own chunk", options, own, written)
-    ]
+    forms = [_derived(case, "start", f"{close!r} prefixed as its own chunk", options, own, written)]
     if case.chunks:
         forms.append(
             _derived(
