@@ -29,7 +29,7 @@ from dataclasses import replace
 from conformance.corpus.model import Case, ContractCase, Derivation, Expectation
 from conformance.model.chunks import Channels, Chunk
 from conformance.model.grammar import PRESETS
-from conformance.model.options import ENUMERATED, Options
+from conformance.model.options import ENUMERATED, Options, enumerated_profiles
 
 #: The grammar every derived case is renamed from: the one case files are written in.
 SOURCE = "think"
@@ -115,6 +115,26 @@ def _regrammared(case: Case, options: Options) -> list[Case] | str:
     if forms:
         return forms
     return "; ".join(dict.fromkeys(reasons))
+
+
+def proven_profiles() -> list[Options]:
+    """The profiles `conformance check` proves derived cases under: start_in_reasoning with
+    each enumerated combination, and each other grammar (named, and the custom lists above)
+    with and without it, with each enumerated combination of the other options."""
+    base = list(enumerated_profiles())
+    out = [replace(p, start_in_reasoning=True) for p in base]
+    grammars: list[str | tuple[tuple[str, str], ...]] = [
+        *(name for name in PRESETS if name not in ENUMERATED["delimiters"]),
+        *CUSTOM_GRAMMARS,
+    ]
+    for grammar in grammars:
+        for start in (False, True):
+            out += [
+                replace(p, delimiters=grammar, start_in_reasoning=start)
+                for p in base
+                if p.delimiters == SOURCE
+            ]
+    return out
 
 
 def grammar_label(options: Options) -> str:

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from conformance.model.chunks import Channels, Chunk
-from conformance.model.options import ENUMERATED, OPTION_NAMES, Options
+from conformance.model.options import ENUMERATED, OPTION_NAMES, Options, normalized
 
 LEVELS = ("must", "should", "info")
 #: Why a case `conformance approve` wrote is not judged yet (SKIP) until it is accepted.
@@ -143,14 +143,12 @@ class Case(CaseIdentity):
 
     def written_expectation(self, options: Options) -> Expectation | str:
         """The expectation the case file gives under `options`, or why there is none."""
-        if not isinstance(options.delimiters, str):
-            return "no expectation for a custom delimiters list"
         values = {name: getattr(options, name) for name in OPTION_NAMES}
         opt_in = [name for name in OPTION_NAMES if values[name] not in ENUMERATED[name]]
         best: Variant | None = None
         best_rank = (-1, -1)
         for variant in self.variants:
-            if all(values[name] == value for name, value in variant.when.items()):
+            if all(values[name] == normalized(name, v) for name, v in variant.when.items()):
                 # A variant naming the opt-in values in force outranks one that does not,
                 # then the most specific wins; ties go to the first written.
                 rank = (sum(name in variant.when for name in opt_in), len(variant.when))
@@ -158,7 +156,10 @@ class Case(CaseIdentity):
                     best, best_rank = variant, rank
         missing = [name for name in opt_in if best is None or name not in best.when]
         if missing:
-            named = ", ".join(f"{name}={json.dumps(values[name])}" for name in missing)
+            shown = options.to_json()
+            named = ", ".join(
+                f"{name}={json.dumps(shown[name], ensure_ascii=False)}" for name in missing
+            )
             return f"no expectation for {named}"
         if best is None:
             return Expectation(self.expected, self.whole or self.expected)
