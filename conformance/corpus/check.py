@@ -299,14 +299,22 @@ def _derived_agreement(case: Case) -> Iterator[CaseFileError]:
             )
 
 
-def minimal_when(case: Case, options: Options, output: tuple[Channels, Channels]) -> dict[str, Any]:
+def minimal_when(
+    case: Case,
+    options: Options,
+    output: tuple[Channels, Channels],
+    within: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
     """The smallest set of option values, from those where `options` differs from the
-    default, under which the reference gives the same output."""
+    default, under which the reference gives the same output. With `within` (the `when` of
+    the variant selected now), only sets that hold more than it: a variant with such a
+    `when` outranks the selected one (section 5.5), where a smaller one might not."""
     differences = options.differences()
-    names = list(differences)
-    for size in range(len(names) + 1):
+    base = dict(within or {})
+    names = [name for name in differences if name not in base]
+    for size in range(0 if not base else 1, len(names) + 1):
         for subset in itertools.combinations(names, size):
-            when = {name: differences[name] for name in subset}
+            when = {**base, **{name: differences[name] for name in subset}}
             if reference_output(case, DEFAULT.updated(when)) == output:
                 return when
     return differences
