@@ -196,3 +196,24 @@ def test_found_case_variants_outrank_the_one_they_correct():
         expectation = found.expectation(options)
         assert not isinstance(expectation, str)
         assert reference_output(found, options) == (expectation.stream, expectation.whole)
+
+
+def test_a_variant_naming_the_opt_in_value_outranks_one_with_more_keys():
+    """SPEC 5.5: opt-in values first, then most keys. Ranking by keys alone would select
+    the two-key variant, which cannot apply under start_in_reasoning, and give SKIP."""
+    written = case(
+        ["a</think>b"],
+        {"assistant": "ab", "thinking": ""},
+        variants=[
+            {
+                "when": {"matching": "tolerant", "unclosed_at_end": "drop"},
+                "expected": {"assistant": "ab", "thinking": ""},
+            },
+            {"when": {"start_in_reasoning": True}, "expected": {"assistant": "b", "thinking": "a"}},
+        ],
+    )
+    options = Options(start_in_reasoning=True, matching="tolerant", unclosed_at_end="drop")
+    expectation = written.expectation(options)
+    assert not isinstance(expectation, str)
+    assert expectation.when == {"start_in_reasoning": True}
+    assert reference_output(written, options) == (Channels("b", "a"), Channels("b", "a"))
