@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from conformance.contracts import contract
-from conformance.corpus.cases import ContractCase
+from conformance.corpus.cases import Case, ContractCase
 from conformance.engine.excerpts import bounded
 from conformance.engine.plans import CheckPlan
 from conformance.model.chunks import Chunk
@@ -174,4 +174,5 @@ def _result(plan: CheckPlan, verdict: Verdict, reason: str = "") -> CaseResult:
         check=plan.check,
         verdict=verdict,
         reason=reason,
+        derived=case.derived.to_json() if isinstance(case, Case) and case.derived else None,
     )

@@ -14,6 +14,7 @@ from datetime import UTC, datetime
 
 from conformance._version import SPEC_VERSION, __version__
 from conformance.corpus.cases import Case, ContractCase
+from conformance.corpus.derive import for_profile
 from conformance.corpus.expectations import ExpectedFailures
 from conformance.engine.judging import PlanJudge, judge
 from conformance.engine.plans import CheckPlan, plan_case, result_count
@@ -87,6 +88,9 @@ def run_implementation(
     `stop` is asked after each batch is answered: once it says yes, that batch's replies are
     not judged (they may be the interruption's own doing) and nothing more is sent."""
     options = Options.from_mapping(connection.info.options)
+    # Under an opt-in profile, derived cases stand in for written ones without an
+    # expectation for it (SPEC 5.6).
+    cases = for_profile(cases, options)
     run = ImplementationRun(connection.info)
     judges = (
         PlanJudge(plan, options) for case in cases for plan in plan_case(case, options, checks)

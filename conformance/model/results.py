@@ -90,6 +90,9 @@ class CaseResult:
     #: For each text kept only in part (its start and end; see engine/excerpts.py), the whole
     #: text's length and SHA-256, so a long reply is still identified exactly.
     digests: Mapping[str, Mapping[str, Any]] | None = None
+    #: For a derived case (SPEC 5.6): the written case it comes from and the transform,
+    #: `{"from": ID, "transform": text}`.
+    derived: Mapping[str, str] | None = None
 
     def to_json(self) -> dict[str, Any]:
         data: dict[str, Any] = {
@@ -111,6 +114,7 @@ class CaseResult:
             "stderr",
             "expectation",
             "digests",
+            "derived",
         ):
             value = getattr(self, name)
             if value not in (None, ""):
