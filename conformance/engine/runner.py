@@ -30,6 +30,7 @@ from conformance.model.results import (
 from conformance.reference import Normalizer
 from conformance.transport.connections import (
     Connection,
+    Ok,
     OpRequest,
     Reply,
     Request,
@@ -109,14 +110,8 @@ def _judge_contract(plan: CheckPlan, replies: Sequence[Reply]) -> CaseResult:
     case = plan.case
     assert isinstance(case, ContractCase)
     for reply in replies:
-        if reply.timeout:
-            return replace(
-                _result(plan, Verdict.TIMEOUT, "no reply within the timeout"), stderr=reply.stderr
-            )
-        if reply.unsupported is not None:
-            return _result(plan, Verdict.SKIP, f"unsupported: {reply.unsupported}")
-        if reply.error is not None:
-            return replace(_result(plan, Verdict.ERROR, reply.error), stderr=reply.stderr)
+        if not isinstance(reply, Ok):
+            return replace(_result(plan, reply.verdict, reply.reason), stderr=reply.stderr)
     module = contract(case.contract)
     verdict, reason, _ = module.judge(
         case.input, case.expected, plan.check, [reply.value or {} for reply in replies]
@@ -165,12 +160,8 @@ def _judge_one(
     plan: CheckPlan, request: Request, reply: Reply, options: Options
 ) -> tuple[Judgement, dict[str, str] | None, Reply]:
     assert plan.expectation is not None
-    if reply.timeout:
-        return Judgement(Verdict.TIMEOUT, "no reply within the timeout"), None, reply
-    if reply.unsupported is not None:
-        return Judgement(Verdict.SKIP, f"unsupported: {reply.unsupported}"), None, reply
-    if reply.error is not None:
-        return Judgement(Verdict.ERROR, reply.error), None, reply
+    if not isinstance(reply, Ok):
+        return Judgement(reply.verdict, reply.reason), None, reply
     if isinstance(request, WholeRequest):
         assert reply.channels is not None
         return (

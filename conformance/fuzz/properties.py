@@ -37,11 +37,13 @@ from conformance.model.results import FUZZ_PROPERTIES, FuzzResult, Verdict
 from conformance.reference import join, normalize_stream, normalize_whole
 from conformance.transport.connections import (
     Connection,
+    Ok,
     OpRequest,
     Reply,
     StreamRequest,
     WholeRequest,
 )
+from conformance.transport.connections import Unsupported as UnsupportedReply
 
 #: The normalizer's properties, then the other contracts' (docs/contracts.md).
 PROPERTIES = FUZZ_PROPERTIES
@@ -124,10 +126,10 @@ class Target:
     def op(self, name: str, method: str, payload: dict[str, Any]) -> dict[str, Any]:
         """Another contract's op; raises Unsupported when the implementation has none."""
         reply = self.connection.send([OpRequest(name, payload, method)])[0]
-        if reply.unsupported is not None:
-            raise Unsupported(reply.unsupported)
-        if reply.timeout or reply.error is not None:
-            what = "no reply in time" if reply.timeout else reply.error
+        if isinstance(reply, UnsupportedReply):
+            raise Unsupported(reply.message)
+        if not isinstance(reply, Ok):
+            what = reply.reason
             raise PropertyFailure(
                 Counterexample(
                     [],
@@ -144,9 +146,9 @@ class Unsupported(Exception):
     """The implementation does not answer this contract's op: the property is SKIP."""
 
 
-def _answer(reply: Reply, chunks: list[dict[str, Any]]) -> Reply:
-    if reply.timeout or reply.error is not None or reply.unsupported is not None:
-        what = "no reply in time" if reply.timeout else reply.error or reply.unsupported
+def _answer(reply: Reply, chunks: list[dict[str, Any]]) -> Ok:
+    if not isinstance(reply, Ok):
+        what = reply.reason
         raise PropertyFailure(
             Counterexample(chunks, f"the implementation failed: {what}", error=True)
         )

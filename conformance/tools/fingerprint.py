@@ -41,7 +41,7 @@ from conformance.model.judge import compare
 from conformance.model.options import CHOICES, DEFAULT, OPTION_NAMES, Options, Pairs
 from conformance.model.results import ImplementationInfo, Verdict
 from conformance.reference import join, normalize_stream
-from conformance.transport.connections import Connection, Reply, StreamRequest
+from conformance.transport.connections import Connection, Ok, Reply, StreamRequest
 
 #: Every probe agrees with some value, but no single value agrees with all of them.
 INCONSISTENT = "inconsistent"
@@ -327,7 +327,7 @@ def _probe_result(
             outputs.setdefault(json.dumps(channels), channels)
         expected.append((value, tuple(outputs.values())))
     problem = _problem(reply)
-    if problem is not None or reply.deltas is None:
+    if not isinstance(reply, Ok) or reply.deltas is None:
         return ProbeResult(probe.name, probe.chunks, None, problem, tuple(expected), ())
     actual = dict(join(reply.deltas))
     matches = tuple(
@@ -344,13 +344,7 @@ def _agrees(expected: Mapping[str, str], actual: Mapping[str, str]) -> bool:
 
 
 def _problem(reply: Reply) -> str | None:
-    if reply.timeout:
-        return "no reply within the timeout"
-    if reply.error is not None:
-        return f"error: {reply.error}"
-    if reply.unsupported is not None:
-        return f"unsupported: {reply.unsupported}"
-    return None
+    return None if isinstance(reply, Ok) else reply.problem
 
 
 def _decide(option: str, probes: Sequence[ProbeResult]) -> Any:
