@@ -601,8 +601,12 @@ def test_smoke_command_fails_on_a_slow_implementation_quickly() -> None:
     done = conformance("smoke", "--impl", command, "--timeout", "0.2")
     assert done.returncode == 1
     assert "FAIL  plain text        no reply within 0.2 s" in done.stdout
-    assert f"FAIL  whole form        gave up after {MAX_RESTARTS} restarts: " in done.stdout
-    assert time.monotonic() - started < 5
+    # A timeout charges its request only; streams that keep timing out are no longer sent.
+    assert "FAIL  native reasoning  not run: the implementation timed out on 3 stream" in (
+        done.stdout
+    )
+    assert "FAIL  whole form        no reply within 0.2 s" in done.stdout
+    assert time.monotonic() - started < 10
 
 
 def test_smoke_command_cannot_start() -> None:

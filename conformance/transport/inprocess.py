@@ -115,12 +115,13 @@ class InProcessConnection:
                 reply = answer(self.factory, request)
             finally:
                 watchdog.stop()
-        except Overtime:
-            self.quarantine.timed_out(request)
-            return Timeout(f"no reply within {self.timeout:g} s")
         except BaseException as error:
             if watchdog.interrupted:
-                raise  # the user's Ctrl-C: the run stops
+                # The user's Ctrl-C, even if the implementation swallowed it: the run stops.
+                raise KeyboardInterrupt from error
+            if isinstance(error, Overtime):
+                self.quarantine.timed_out(request)
+                return Timeout(f"no reply within {self.timeout:g} s")
             reply = Error(f"raised {describe(error)}")
         self.quarantine.answered(request)
         return reply

@@ -34,7 +34,7 @@ def main(argv: list[str]) -> int:
         return 0
     declared = metadata(factory)
     implementation = {key: str(declared[key]) for key in ("name", "version", "language")}
-    serve_handler(Handler(factory, implementation, declared["options"]))
+    serve_handler(Handler(factory, implementation, declared["options"]), each=True)
     return 0
 
 

@@ -74,9 +74,17 @@ class Handler:
 
 
 def serve_handler(
-    handler: Callable[[Any], dict[str, Any] | None], stdin: int = 0, stdout: BinaryIO | None = None
+    handler: Callable[[Any], dict[str, Any] | None],
+    stdin: int = 0,
+    stdout: BinaryIO | None = None,
+    *,
+    each: bool = False,
 ) -> None:
-    """Answer JSON lines from file descriptor `stdin` until `bye` or end of input."""
+    """Answer JSON lines from file descriptor `stdin` until `bye` or end of input.
+
+    `each`: write every reply as soon as it is made, rather than once per batch read: slower,
+    but a process that dies then leaves every earlier reply behind, so the harness charges
+    the request that killed it (`python-isolated:` does this)."""
     out = stdout if stdout is not None else sys.stdout.buffer
     buffer = LineBuffer()
     while data := os.read(stdin, 1 << 16):
@@ -95,6 +103,9 @@ def serve_handler(
                 done = True
                 break
             responses.append(json.dumps(response).encode("ascii") + b"\n")
+            if each:
+                out.write(responses.pop())
+                out.flush()
         out.write(b"".join(responses))
         out.flush()
         if done:
