@@ -4,7 +4,8 @@ An implementation that hangs on one kind of input (say, a chunk that is exactly 
 otherwise cost the timeout, and a restart, on every request that has it: hundreds in a run.
 The rule, per operation (stream, whole, each contract op):
 
-- a stream's *pieces* are its distinct chunks; a whole message or an op request is one piece;
+- a stream's *pieces* are the distinct contents and native reasoning texts of its chunks; a
+  whole message or an op request is one piece;
 - a piece found in each of the last `THRESHOLD` requests that timed out, and in no request
   answered since the first of them, is quarantined: later requests that contain it get
   TIMEOUT "not run" at once;
@@ -28,19 +29,20 @@ THRESHOLD = 3
 
 def pieces(request: Request) -> set[Hashable]:
     if isinstance(request, StreamRequest):
-        return {(chunk.content, chunk.reasoning) for chunk in request.chunks}
+        found: set[Hashable] = {("content", c.content) for c in request.chunks}
+        found.update(("reasoning", c.reasoning) for c in request.chunks if c.reasoning)
+        return found
     if isinstance(request, WholeRequest):
-        return {(request.content, request.reasoning)}
+        return {("whole", request.content, request.reasoning)}
     assert isinstance(request, OpRequest)
     return {json.dumps(request.payload, sort_keys=True)}
 
 
 def _show(piece: Hashable) -> str:
-    if isinstance(piece, tuple):
-        content, reasoning = piece
-        text = f"content {content!r}" if reasoning is None else f"{piece!r}"
+    if isinstance(piece, tuple) and len(piece) == 2:
+        text = f"{piece[0]} {piece[1]!r}"
         return text if len(text) <= 80 else text[:77] + "..."
-    return "this payload"
+    return "this input"
 
 
 class Quarantine:
