@@ -114,7 +114,7 @@ def _judge_contract(plan: CheckPlan, replies: Sequence[Reply]) -> CaseResult:
             return replace(_result(plan, reply.verdict, reply.reason), stderr=reply.stderr)
     module = contract(case.contract)
     verdict, reason, _ = module.judge(
-        case.input, case.expected, plan.check, [reply.value or {} for reply in replies]
+        case.input, case.expected, plan.check, [r.value or {} for r in replies if isinstance(r, Ok)]
     )
     if verdict == Verdict.FAIL and case.level != "must":
         verdict, reason = Verdict.NON_STRICT, f"{case.level}-level case differs: {reason}"

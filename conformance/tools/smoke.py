@@ -49,18 +49,17 @@ def smoke(connection: Connection) -> list[SmokeResult]:
     first: dict[str, str] | None = None
     for (name, request), reply in zip(REQUESTS, replies, strict=True):
         result = _judge(name, request, reply, options)
-        if not isinstance(reply, Ok):
-            pass
-        elif name == "plain text" and result.ok:
-            first = _channels(reply)
-        elif name == "fresh state" and result.ok and first and _channels(reply) != first:
-            result = SmokeResult(
-                name,
-                False,
-                f"{_show(_channels(reply))}, but the same stream gave {_show(first)} before: "
-                "state carried over from the previous stream (each stream request must start "
-                "from a fresh normalizer)",
-            )
+        if isinstance(reply, Ok) and result.ok:
+            if name == "plain text":
+                first = _channels(reply)
+            elif name == "fresh state" and first and _channels(reply) != first:
+                result = SmokeResult(
+                    name,
+                    False,
+                    f"{_show(_channels(reply))}, but the same stream gave {_show(first)} "
+                    "before: state carried over from the previous stream (each stream request "
+                    "must start from a fresh normalizer)",
+                )
         results.append(result)
     return results
 

@@ -190,7 +190,7 @@ def decode_request(message: Any, methods: Mapping[str, str]) -> Hello | Bye | Ad
         return Hello(message.get("protocol"))
     if op == "bye":
         return Bye()
-    if op in methods:
+    if isinstance(op, str) and op in methods:
         payload = {k: v for k, v in message.items() if k not in ("op", "id")}
         return Addressed(ident, OpRequest(op, payload, methods[op]))
     return Addressed(ident, Unsupported(f"unknown op {op!r}"))
