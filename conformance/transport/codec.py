@@ -14,13 +14,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from conformance._version import PROTOCOL_VERSION
-from conformance.model.chunks import Chunk
 from conformance.transport.lines import escape_controls, quote
 from conformance.transport.messages import (
     IMPLEMENTATION_KEYS,
     Error,
     Ok,
     OpRequest,
+    RawStreamRequest,
     Reply,
     Request,
     StreamRequest,
@@ -165,12 +165,12 @@ class Bye:
     pass
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Addressed:
     """A request to answer under `ident`, or the reply it gets without being run."""
 
     ident: Any
-    request: Request | Error | Unsupported
+    request: Request | RawStreamRequest | Error | Unsupported
 
 
 def decode_request(message: Any, methods: Mapping[str, str]) -> Hello | Bye | Addressed:
@@ -180,8 +180,12 @@ def decode_request(message: Any, methods: Mapping[str, str]) -> Hello | Bye | Ad
     op, ident = message.get("op"), message.get("id")
     try:
         if op == "stream":
-            chunks = [Chunk(c["content"], c["reasoning"]) for c in message["chunks"]]
-            return Addressed(ident, StreamRequest(chunks))
+            # The decoded objects themselves, fresh from the JSON parser and used once: a
+            # chunk missing a key makes the normalizer fail, and that is reported.
+            chunks = message["chunks"]
+            if type(chunks) is not list or not all(type(c) is dict for c in chunks):
+                raise TypeError("`chunks` must be a list of objects")
+            return Addressed(ident, RawStreamRequest(chunks))
         if op == "whole":
             return Addressed(ident, WholeRequest(message["content"], message["reasoning"]))
     except (KeyError, TypeError) as error:

@@ -56,21 +56,21 @@ class Handler:
     def __call__(self, message: Any) -> dict[str, Any] | None:
         """The response to one request; None for `bye`."""
         decoded = decode_request(message, self.methods)
+        if type(decoded) is Addressed:  # the common case first
+            request = decoded.request
+            if isinstance(request, (Error, Unsupported)):
+                return encode_reply(decoded.ident, request)
+            try:
+                reply = answer(self.factory, request, self.whole)
+            except BaseException as error:  # even SystemExit: data for the harness, not a crash
+                reply = Error(describe(error))
+            return encode_reply(decoded.ident, reply)
         if isinstance(decoded, Hello):
             if decoded.protocol != self.hello["protocol"]:
                 return refuse_hello(decoded.protocol)
             return self.hello
-        if isinstance(decoded, Bye):
-            return None
-        assert isinstance(decoded, Addressed)
-        request = decoded.request
-        if isinstance(request, (Error, Unsupported)):
-            return encode_reply(decoded.ident, request)
-        try:
-            reply = answer(self.factory, request, self.whole)
-        except BaseException as error:  # even SystemExit: data for the harness, not a crash
-            reply = Error(describe(error))
-        return encode_reply(decoded.ident, reply)
+        assert isinstance(decoded, Bye)
+        return None
 
 
 def serve_handler(
