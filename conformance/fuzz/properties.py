@@ -129,11 +129,10 @@ class Target:
         if isinstance(reply, UnsupportedReply):
             raise Unsupported(reply.message)
         if not isinstance(reply, Ok):
-            what = reply.reason
             raise PropertyFailure(
                 Counterexample(
                     [],
-                    f"the implementation failed: {what}",
+                    f"the implementation failed: {reply.reason}",
                     error=True,
                     contract=name,
                     payload=payload,
@@ -148,9 +147,8 @@ class Unsupported(Exception):
 
 def _answer(reply: Reply, chunks: list[dict[str, Any]]) -> Ok:
     if not isinstance(reply, Ok):
-        what = reply.reason
         raise PropertyFailure(
-            Counterexample(chunks, f"the implementation failed: {what}", error=True)
+            Counterexample(chunks, f"the implementation failed: {reply.reason}", error=True)
         )
     return reply
 

@@ -215,9 +215,8 @@ def _in_process(connection: InProcessConnection) -> Runner:
         if deltas is None:
             return seconds, None
         reply = stream_reply(deltas, len(chunks))
-        if not isinstance(reply, Ok):
-            raise BenchFailure(reply.reason)
-        assert reply.deltas is not None
+        if not isinstance(reply, Ok) or reply.deltas is None:
+            raise BenchFailure(getattr(reply, "reason", "no deltas"))
         return seconds, reply.deltas
 
     return run
