@@ -12,6 +12,7 @@ import click
 
 from conformance.errors import ConformanceError
 from conformance.transport.connections import Connection
+from conformance.transport.spec import check_timeout
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
@@ -75,8 +76,16 @@ def timeout_option(default: float = 5.0, why: str = "") -> Callable[[Any], Any]:
         type=float,
         default=default,
         show_default=True,
-        help=f"Seconds a `cmd:` implementation may take per request{why}.",
+        callback=_checked_timeout,
+        help=f"Seconds an implementation may take per request{why}.",
     )
+
+
+def _checked_timeout(context: click.Context, parameter: click.Parameter, value: float) -> float:
+    try:
+        return check_timeout(value)
+    except ConformanceError as error:
+        usage_error(error)
 
 
 def format_option(*choices: str) -> Callable[[Any], Any]:

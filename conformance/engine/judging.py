@@ -18,7 +18,7 @@ from conformance.model.judge import Judgement, compare, first_divergence, holdba
 from conformance.model.options import Options
 from conformance.model.results import SEVERITY, CaseResult, Verdict
 from conformance.reference import Normalizer
-from conformance.transport.connections import Reply, Request, StreamRequest, WholeRequest
+from conformance.transport.connections import Ok, Reply, Request, StreamRequest, WholeRequest
 
 Outcome = tuple[Judgement, dict[str, str] | None, Reply, int]
 
@@ -92,17 +92,11 @@ def _judge_contract(plan: CheckPlan, replies: Sequence[Reply]) -> CaseResult:
     case = plan.case
     assert isinstance(case, ContractCase)
     for reply in replies:
-        if reply.timeout:
-            return replace(
-                _result(plan, Verdict.TIMEOUT, "no reply within the timeout"), stderr=reply.stderr
-            )
-        if reply.unsupported is not None:
-            return _result(plan, Verdict.SKIP, f"unsupported: {reply.unsupported}")
-        if reply.error is not None:
-            return replace(_result(plan, Verdict.ERROR, reply.error), stderr=reply.stderr)
+        if not isinstance(reply, Ok):
+            return replace(_result(plan, reply.verdict, reply.reason), stderr=reply.stderr)
     module = contract(case.contract)
     verdict, reason, _ = module.judge(
-        case.input, case.expected, plan.check, [reply.value or {} for reply in replies]
+        case.input, case.expected, plan.check, [r.value or {} for r in replies if isinstance(r, Ok)]
     )
     if verdict == Verdict.FAIL and case.level != "must":
         verdict, reason = Verdict.NON_STRICT, f"{case.level}-level case differs: {reason}"
@@ -113,12 +107,8 @@ def _judge_one(
     plan: CheckPlan, request: Request, reply: Reply, options: Options
 ) -> tuple[Judgement, dict[str, str] | None, Reply]:
     assert plan.expectation is not None
-    if reply.timeout:
-        return Judgement(Verdict.TIMEOUT, "no reply within the timeout"), None, reply
-    if reply.unsupported is not None:
-        return Judgement(Verdict.SKIP, f"unsupported: {reply.unsupported}"), None, reply
-    if reply.error is not None:
-        return Judgement(Verdict.ERROR, reply.error), None, reply
+    if not isinstance(reply, Ok):
+        return Judgement(reply.verdict, reply.reason), None, reply
     if isinstance(request, WholeRequest):
         assert reply.channels is not None
         return (

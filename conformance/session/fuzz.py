@@ -20,7 +20,7 @@ from conformance.model.results import FuzzResult, ImplementationInfo, Verdict
 from conformance.session.events import Handler
 from conformance.session.orchestrator import Context, Job, Session, SessionSettings
 from conformance.session.run import implementation_specs
-from conformance.transport.connections import Connection, Reply, Request
+from conformance.transport.connections import Connection, Error, Reply, Request
 from conformance.transport.impls import connect
 from conformance.transport.spec import ImplementationSpec
 
@@ -63,8 +63,8 @@ class _Watched:
     def send(self, requests: Sequence[Request]) -> list[Reply]:
         replies = self.connection.send(requests)
         for reply in replies:
-            if reply.error is not None and reply.error.startswith(GAVE_UP):
-                self.lost = reply.error
+            if isinstance(reply, Error) and reply.message.startswith(GAVE_UP):
+                self.lost = reply.message
         return replies
 
     def close(self) -> None:

@@ -46,7 +46,7 @@ from conformance.tools.fingerprint_probes import (
     _pair_probe_name,
     _stream,
 )
-from conformance.transport.connections import Connection, Reply, StreamRequest
+from conformance.transport.connections import Connection, Ok, Reply, StreamRequest
 
 #: Every probe agrees with some value, but no single value agrees with all of them.
 INCONSISTENT = "inconsistent"
@@ -265,7 +265,7 @@ def _probe_result(
             outputs.setdefault(json.dumps(channels), channels)
         expected.append((value, tuple(outputs.values())))
     problem = _problem(reply)
-    if problem is not None or reply.deltas is None:
+    if not isinstance(reply, Ok) or reply.deltas is None:
         return ProbeResult(probe.name, probe.chunks, None, problem, tuple(expected), ())
     actual = dict(join(reply.deltas))
     matches = tuple(
@@ -282,13 +282,7 @@ def _agrees(expected: Mapping[str, str], actual: Mapping[str, str]) -> bool:
 
 
 def _problem(reply: Reply) -> str | None:
-    if reply.timeout:
-        return "no reply within the timeout"
-    if reply.error is not None:
-        return f"error: {reply.error}"
-    if reply.unsupported is not None:
-        return f"unsupported: {reply.unsupported}"
-    return None
+    return None if isinstance(reply, Ok) else reply.problem
 
 
 def _decide(option: str, probes: Sequence[ProbeResult]) -> Any:
