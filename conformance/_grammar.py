@@ -278,8 +278,15 @@ def _anchored(delimiters: list[str]) -> tuple[str, int, list[str]] | None:
     ]
     if not shared:
         return None
-    candidates = [piece for piece in shared if len(piece) == len(shared[0])]
-    anchor = max(candidates, key=lambda piece: rank.get(piece[0], len(_FREQUENT)))
+    longest = [piece for piece in shared if len(piece) == len(shared[0])]
+    # The engine stops at each occurrence of the anchor's first character: a suffix of the
+    # longest shared piece that starts with a rarer one (`hink`) stops it less often, and
+    # needs two characters or more to stay selective.
+    candidates = {piece[cut:] for piece in longest for cut in range(max(1, len(piece) - 1))}
+    anchor = max(
+        sorted(candidates, key=len, reverse=True),
+        key=lambda piece: rank.get(piece[0], len(_FREQUENT)),
+    )
     tails: dict[str, list[str]] = {}
     for delimiter in delimiters:
         tails.setdefault(delimiter[delimiter.rindex(anchor) + len(anchor) :], []).append(delimiter)

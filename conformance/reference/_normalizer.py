@@ -39,10 +39,12 @@ class Normalizer:
         "_inside",
         "_keep",
         "_kinds",
+        "_memo",
         "_native_only",
         "_native_seen",
         "_pending",
         "_search",
+        "_short",
         "_start",
         "options",
     )
@@ -58,6 +60,9 @@ class Normalizer:
         # Long texts under a grammar whose occurrences cannot overlap are routed while the
         # scan runs (`_direct`).
         self._kinds = self._grammar.direct
+        # Token-sized texts: their scans are remembered by the grammar.
+        self._short = self._grammar.short
+        self._memo = self._grammar.memo
         self._search = self._grammar.candidate.search
         self._finditer = self._grammar.candidate.finditer
         self._native_only = options.native_with_tags == "native_only"
@@ -94,8 +99,10 @@ class Normalizer:
             self._carry = ""
         else:
             grammar = self._grammar
-            if len(text) <= grammar.short:
-                scan = grammar.scan_short(text)
+            if len(text) <= self._short:
+                scan = self._memo.get(text)
+                if scan is None:
+                    scan = grammar.scan_short(text)
             elif self._kinds is not None:
                 first = self._search(text)
                 if first is not None:
