@@ -8,7 +8,7 @@ after a `/` that follows it, and before the last character: `< Think >`, `</ thi
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 
 #: Named grammars. The first is the spec's default.
@@ -49,10 +49,119 @@ class Grammar:
     starts: str
     #: The longest string `prefix` can match; bounds the held-back suffix.
     max_prefix: int
+    #: Finds where a delimiter may be, faster than `delimiter` (see `_anchored`): each match
+    #: lies in a delimiter occurrence that starts at most `back` characters before it.
+    #: `delimiter` itself when no faster pattern exists (`back` is then 0).
+    candidate: re.Pattern[str]
+    back: int
+    #: When no two occurrences can overlap, `candidate` matches exactly at the occurrences:
+    #: its group i (`match.lastindex`) matched a delimiter of length `direct[i][0]` ending
+    #: at `match.end()`, closing if `direct[i][1]`. None otherwise.
+    direct: tuple[tuple[int, bool], ...] | None
+    #: The longest string `delimiter` can match.
+    span: int
+    #: Matches the longest suffix that is a proper prefix of a delimiter (`prefix` up to
+    #: the end of the text): searched only in the last `max_prefix` characters.
+    tail: re.Pattern[str]
+    #: The closing delimiters under exact matching (a set test decides `is_close`).
+    closes: frozenset[str] | None
+    #: Every proper prefix of a delimiter under exact matching (what `prefix` matches).
+    prefixes: frozenset[str] | None
+    #: Whether no delimiter has a start character after its first character.
+    start_once: bool
+    #: Texts up to this long are scanned once and their scan remembered in `memo`:
+    #: token-sized chunks plus a held-back suffix repeat endlessly in a stream.
+    short: int
+    memo: dict[str, Scan] = field(default_factory=dict, compare=False, repr=False)
 
     def is_close(self, delimiter: str) -> bool:
         """Whether a matched delimiter is a closing one."""
+        if self.closes is not None:
+            return delimiter in self.closes
         return self.close.fullmatch(delimiter) is not None
+
+    def scan(self, text: str) -> Scan:
+        """The delimiter occurrences of `text`, left to right as `delimiter.finditer` finds
+        them, as (start, end, is_close), and where the held-back suffix after the last one
+        begins. Only `hold` when there is no occurrence."""
+        occurrences = self.occurrences(text)
+        hold = self.hold(text, occurrences[-1][1] if occurrences else 0)
+        return (tuple(occurrences), hold) if occurrences else hold
+
+    def scan_short(self, text: str) -> Scan:
+        """`scan`, remembered for texts up to `short` characters (bounded: at MEMO_SIZE
+        entries the memo starts afresh)."""
+        memo = self.memo
+        found = memo.get(text)
+        if found is None:
+            found = self.scan(text)
+            if len(memo) >= MEMO_SIZE:
+                memo.clear()
+            memo[text] = found
+        return found
+
+    def occurrences(self, text: str) -> list[tuple[int, int, bool]]:
+        """Every delimiter occurrence, exactly those of `delimiter.finditer(text)`."""
+        direct = self.direct
+        if direct is not None:
+            found = []
+            for match in self.candidate.finditer(text):
+                end = match.end()
+                length, close = direct[match.lastindex]  # type: ignore[index]
+                found.append((end - length, end, close))
+            return found
+        is_close = self.is_close
+        if self.candidate is self.delimiter:
+            return [
+                (m.start(), m.end(), is_close(m.group())) for m in self.delimiter.finditer(text)
+            ]
+        # No occurrence starts before `clear`. A candidate at `at` belongs to an occurrence
+        # starting in [at - back, at]; every occurrence starting there ends within `span` of
+        # `at`, so a search in that window finds the leftmost one exactly as a search of the
+        # whole text would.
+        found = []
+        find = self.candidate.search
+        search = self.delimiter.search
+        back = self.back
+        span = self.span
+        clear = 0
+        while (hit := find(text, clear)) is not None:
+            at = hit.start()
+            low = at - back
+            match = search(text, low if low > clear else clear, at + span)
+            if match is not None and match.start() <= at:
+                clear = match.end()
+                found.append((match.start(), clear, is_close(match.group())))
+            else:
+                clear = at + 1
+        return found
+
+    def hold(self, text: str, pos: int = 0) -> int:
+        """`pos + holdback_start(text[pos:])` without copying: where the longest suffix of
+        `text[pos:]` that could still become a delimiter begins."""
+        size = len(text)
+        lowest = size - self.max_prefix
+        if lowest < pos:
+            lowest = pos
+        starts = self.starts
+        if len(starts) != 1:
+            match = self.tail.search(text, lowest)
+            return size if match is None else match.start()
+        prefixes = self.prefixes
+        fullmatch = self.prefix.fullmatch
+        if self.start_once:
+            # A held suffix has the start character only first: only the last one can begin
+            # it.
+            at = text.rfind(starts, lowest)
+            if at >= 0 and (text[at:] in prefixes if prefixes is not None else fullmatch(text, at)):
+                return at
+            return size
+        at = text.find(starts, lowest)
+        while at >= 0:
+            if text[at:] in prefixes if prefixes is not None else fullmatch(text, at):
+                return at
+            at = text.find(starts, at + 1)
+        return size
 
     def holdback_start(self, text: str) -> int:
         """Index where the longest suffix of `text` that could still become a delimiter
@@ -95,6 +204,17 @@ def _prefix_pattern(pieces: list[str]) -> str:
     return pieces[0] + pattern
 
 
+#: What `Grammar.scan` returns: the hold index alone when there is no occurrence.
+Scan = int | tuple[tuple[tuple[int, int, bool], ...], int]
+#: Bound of a grammar's memo of short scans (entries of at most `Grammar.short` characters).
+MEMO_SIZE = 4096
+
+#: ASCII characters roughly from most to least frequent in what models write (prose, code,
+#: markup). The scan anchors on the delimiters' least frequent common character; characters
+#: not listed (rarer punctuation, non-ASCII symbols such as U+25C1) count as rarest.
+_FREQUENT = " etaoinsrhldcu\nmfpgwyb.,v<>/=-_\"'():k0123456789TAISECONRDLPMHBFGW;xj[]{}qz*#UVYKJXQZ"
+
+
 @lru_cache(maxsize=64)
 def compile_grammar(pairs: tuple[tuple[str, str], ...], tolerant: bool) -> Grammar:
     opens = [_pieces(open_, tolerant) for open_, _ in pairs]
@@ -104,17 +224,95 @@ def compile_grammar(pairs: tuple[tuple[str, str], ...], tolerant: bool) -> Gramm
     flags = re.IGNORECASE | re.ASCII if tolerant else 0
     longest = max(len(d) for pair in pairs for d in pair)
     gaps = 3 * MAX_BLANKS if tolerant else 0
+    compiled_delimiter = re.compile(delimiter, flags)
+    delimiters = [d for pair in pairs for d in pair]
+    starts = "".join(sorted({d[0] for d in delimiters} | _case_twins(pairs, tolerant)))
+    anchored = None if tolerant else _anchored(delimiters)
+    candidate, back, direct = compiled_delimiter, 0, None
+    if anchored is not None:
+        candidate, back = re.compile(anchored[0]), anchored[1]
+        if not _can_overlap(delimiters):
+            closing = {close for _, close in pairs}
+            direct = ((0, False), *((len(d), d in closing) for d in anchored[2]))
     return Grammar(
         pairs=pairs,
         tolerant=tolerant,
-        delimiter=re.compile(delimiter, flags),
+        delimiter=compiled_delimiter,
         close=re.compile(_alternatives(closes), flags),
         prefix=re.compile("|".join(prefixes) or "(?!)", flags),
-        starts="".join(
-            sorted({d[0] for pair in pairs for d in pair} | _case_twins(pairs, tolerant))
-        ),
+        starts=starts,
         max_prefix=longest - 1 + gaps,
+        candidate=candidate,
+        back=back,
+        direct=direct,
+        span=longest + gaps,
+        tail=re.compile(f"(?:{'|'.join(prefixes) or '(?!)'})\\Z", flags),
+        closes=None if tolerant else frozenset(close for _, close in pairs),
+        prefixes=None
+        if tolerant
+        else frozenset(d[:size] for d in delimiters for size in range(1, len(d))),
+        start_once=not any(
+            char in delimiter[1:] or (tolerant and char.lower() in delimiter[1:].lower())
+            for char in starts
+            for delimiter in delimiters
+        ),
+        short=longest - 1 + gaps + 8,
     )
+
+
+def _anchored(delimiters: list[str]) -> tuple[str, int, list[str]] | None:
+    """Under exact matching, a pattern that matches exactly where a delimiter ends, starting
+    at a piece all delimiters share: `think(?:>(?:(?<=<think>)()|(?<=</think>)())|ing>...)`.
+
+    A pattern that starts with a literal lets the regex engine skip to it at C speed; a long
+    shared literal (`think` rather than `<` in the default grammar) stops the scan at a few
+    places only in text full of `<`, and the lookbehinds reject, still inside the engine,
+    what is not a delimiter. The anchor is the longest substring all delimiters share (the
+    one whose first character is least frequent, among equals), else their least frequent
+    shared character. Returns the pattern, how far before its match a delimiter can start,
+    and the delimiter of each of its empty groups, in order; None when the delimiters share
+    no character.
+    """
+    rank = {char: index for index, char in enumerate(_FREQUENT)}
+    shared = [
+        piece
+        for size in range(min(map(len, delimiters)), 0, -1)
+        for piece in sorted({d[i : i + size] for d in delimiters[:1] for i in range(len(d))})
+        if len(piece) == size and all(piece in d for d in delimiters)
+    ]
+    if not shared:
+        return None
+    longest = [piece for piece in shared if len(piece) == len(shared[0])]
+    # The engine stops at each occurrence of the anchor's first character: a suffix of the
+    # longest shared piece that starts with a rarer one (`hink`) stops it less often, and
+    # needs two characters or more to stay selective.
+    candidates = {piece[cut:] for piece in longest for cut in range(max(1, len(piece) - 1))}
+    anchor = max(
+        sorted(candidates, key=len, reverse=True),
+        key=lambda piece: rank.get(piece[0], len(_FREQUENT)),
+    )
+    tails: dict[str, list[str]] = {}
+    for delimiter in delimiters:
+        tails.setdefault(delimiter[delimiter.rindex(anchor) + len(anchor) :], []).append(delimiter)
+    order: list[str] = []
+    alternatives = []
+    for tail, ends in sorted(tails.items()):
+        order += ends
+        behind = "|".join(f"(?<={re.escape(d)})()" for d in ends)
+        alternatives.append(f"{re.escape(tail)}(?:{behind})")
+    back = max(delimiter.rindex(anchor) for delimiter in delimiters)
+    return f"{re.escape(anchor)}(?:{'|'.join(alternatives)})", back, order
+
+
+def _can_overlap(delimiters: list[str]) -> bool:
+    """Whether two occurrences of delimiters can overlap in some text: a proper suffix of
+    one is a prefix of another, or contains another."""
+    for first in delimiters:
+        for cut in range(1, len(first)):
+            rest = first[cut:]
+            if any(d.startswith(rest) or rest.startswith(d) for d in delimiters):
+                return True
+    return False
 
 
 def _factored(delimiters: list[list[str]]) -> str:

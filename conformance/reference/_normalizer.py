@@ -1,13 +1,17 @@
 """The reference normalizer: SPEC.md made executable.
 
-One pass over the content with compiled regular expressions. The only state carried between
-chunks is the held-back suffix that could still become a delimiter (bounded by the grammar),
-three flags, and, under `unclosed_at_end: drop`, the open block's body, which that option
-forbids releasing before the block closes.
+One pass over the content with compiled regular expressions (`conformance/model/grammar.py`):
+the scan stops only where a delimiter occurs, found by its rarest character, and looks for a
+possible delimiter prefix only in the last characters of the text. Texts of token size,
+which repeat endlessly, have their scan remembered per grammar. The only state carried
+between chunks is the held-back suffix that could still become a delimiter (bounded by the
+grammar), three flags, and, under `unclosed_at_end: drop`, the open block's body, which that
+option forbids releasing before the block closes.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping
 from typing import Any, TypedDict
 
@@ -30,12 +34,17 @@ class Normalizer:
     __slots__ = (
         "_carry",
         "_drop_unclosed",
+        "_finditer",
         "_grammar",
         "_inside",
         "_keep",
+        "_kinds",
+        "_memo",
         "_native_only",
         "_native_seen",
         "_pending",
+        "_search",
+        "_short",
         "_start",
         "options",
     )
@@ -48,6 +57,14 @@ class Normalizer:
         starts = self._grammar.starts
         # With one start character a substring test decides the fast path.
         self._start = starts if len(starts) == 1 else None
+        # Long texts under a grammar whose occurrences cannot overlap are routed while the
+        # scan runs (`_direct`).
+        self._kinds = self._grammar.direct
+        # Token-sized texts: their scans are remembered by the grammar.
+        self._short = self._grammar.short
+        self._memo = self._grammar.memo
+        self._search = self._grammar.candidate.search
+        self._finditer = self._grammar.candidate.finditer
         self._native_only = options.native_with_tags == "native_only"
         self._drop_unclosed = options.unclosed_at_end == "drop"
         self.reset()
@@ -80,13 +97,35 @@ class Normalizer:
         if start is not None and start not in text:
             # Fast path: nothing here can begin a delimiter.
             self._carry = ""
-            if not self._inside:
-                return {"assistant": text, "thinking": thinking}
-            return {"assistant": "", "thinking": thinking + self._body(text)}
-        assistant: list[str] = []
-        thought: list[str] = [thinking]
-        self._scan(text, assistant, thought)
-        return {"assistant": "".join(assistant), "thinking": "".join(thought)}
+        else:
+            grammar = self._grammar
+            if len(text) <= self._short:
+                scan = self._memo.get(text)
+                if scan is None:
+                    scan = grammar.scan_short(text)
+            elif self._kinds is not None:
+                first = self._search(text)
+                if first is not None:
+                    return self._direct(text, thinking, first)
+                scan = grammar.hold(text)
+            else:
+                scan = grammar.scan(text)
+            if scan.__class__ is not int:
+                assistant: list[str] = []
+                thought: list[str] = [thinking]
+                self._apply(text, scan, assistant, thought)  # type: ignore[arg-type]
+                return {"assistant": "".join(assistant), "thinking": "".join(thought)}
+            # No delimiter: all but the held-back suffix goes to the current channel.
+            if scan < len(text):
+                self._carry = text[scan:]
+                text = text[:scan]
+                if not text:
+                    return {"assistant": "", "thinking": thinking}
+            else:
+                self._carry = ""
+        if not self._inside:
+            return {"assistant": text, "thinking": thinking}
+        return {"assistant": "", "thinking": thinking + self._body(text)}
 
     def finish(self) -> Delta:
         """End of stream: release everything held back, then reset."""
@@ -102,14 +141,58 @@ class Normalizer:
         self.reset()
         return {"assistant": assistant, "thinking": thinking}
 
-    def _scan(self, text: str, assistant: list[str], thought: list[str]) -> None:
-        grammar = self._grammar
+    def _direct(self, text: str, thinking: str, first: re.Match[str]) -> Delta:
+        """`_apply(text, grammar.scan(text))` for a grammar with `direct` occurrences, the
+        first already found: one pass, routing each piece as the scan finds the delimiter
+        after it."""
+        kinds = self._kinds
+        assistant: list[str] = []
+        thought: list[str] = [thinking]
+        # Body text goes to thinking as it is unless an option holds some of it back.
+        plain = not self._drop_unclosed and not (self._native_seen and self._native_only)
+        inside = self._inside
         pos = 0
-        for match in grammar.delimiter.finditer(text):
-            begin = match.start()
+        for match in self._finditer(text, first.start()):
+            end = match.end()
+            length, close = kinds[match.lastindex]  # type: ignore[index]
+            begin = end - length
+            if begin > pos:
+                if not inside:
+                    assistant.append(text[pos:begin])
+                elif plain:
+                    thought.append(text[pos:begin])
+                else:
+                    thought.append(self._body(text[pos:begin]))
+            if not close:
+                inside = True
+            elif inside:
+                inside = False
+                if self._pending:
+                    thought.append("".join(self._pending))
+                    self._pending.clear()
+            pos = end
+            self._keep = 0
+        self._inside = inside
+        hold = self._grammar.hold(text, pos)
+        if hold > pos:
+            self._route(text[pos:hold], assistant, thought)
+        self._carry = text[hold:]
+        return {"assistant": "".join(assistant), "thinking": "".join(thought)}
+
+    def _apply(
+        self,
+        text: str,
+        scan: tuple[tuple[tuple[int, int, bool], ...], int],
+        assistant: list[str],
+        thought: list[str],
+    ) -> None:
+        """Route `text` by its delimiter occurrences, and keep the held-back suffix."""
+        occurrences, hold = scan
+        pos = 0
+        for begin, end, close in occurrences:
             if begin > pos:
                 self._route(text[pos:begin], assistant, thought)
-            if not grammar.is_close(match.group()):
+            if not close:
                 # An open inside a block does not nest: it is stripped and ignored.
                 self._inside = True
             elif self._inside:
@@ -118,9 +201,8 @@ class Normalizer:
                     thought.append("".join(self._pending))
                     self._pending.clear()
             # An orphan close (outside any block) is stripped; the text before it stays.
-            pos = match.end()
+            pos = end
             self._keep = 0
-        hold = pos + grammar.holdback_start(text[pos:]) if pos < len(text) else pos
         if hold > pos:
             self._route(text[pos:hold], assistant, thought)
         self._carry = text[hold:]

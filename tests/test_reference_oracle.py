@@ -1,0 +1,142 @@
+"""The reference against its former, slower self (tests/reference_oracle.py): the same deltas,
+one for one, for every input, chunking and option profile. Promptness included: what each
+delta releases, not only the final channels, must not change."""
+
+from __future__ import annotations
+
+import itertools
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from conformance import strategies as cs
+from conformance.model.grammar import MAX_BLANKS
+from conformance.model.options import Options, enumerated_profiles
+from conformance.reference import Normalizer, normalize_stream, normalize_whole
+from conformance.tools.document import cut, realistic_document
+from tests.reference_oracle import oracle_stream
+
+CUSTOM = [
+    (("<|begin_of_thought|>", "<|end_of_thought|>"),),
+    (("<<", ">>"),),
+    (("BEGIN", "END"),),
+    (("<seed:think>", "</seed:think>"), ("<think>", "</think>")),
+    (("k>", "</k>"),),
+    (("ab", "bc"), ("ca", "xa")),
+]
+PROFILES = [
+    *enumerated_profiles(),
+    Options(start_in_reasoning=True),
+    Options(start_in_reasoning=True, unclosed_at_end="drop", native_with_tags="merge"),
+    Options(delimiters="bracket"),
+    Options(delimiters="bracket", matching="tolerant"),
+    Options(delimiters="kimi"),
+    Options(delimiters="kimi", matching="tolerant", start_in_reasoning=True),
+    *(Options(delimiters=pairs) for pairs in CUSTOM),
+    *(Options(delimiters=pairs, matching="tolerant") for pairs in CUSTOM),
+]
+IDS = [repr(options.differences()) for options in PROFILES]
+
+
+def assert_same(chunks, options):
+    assert normalize_stream(chunks, options) == oracle_stream(chunks, options)
+
+
+@st.composite
+def profile_and_stream(draw):
+    options = draw(st.sampled_from(PROFILES))
+    return options, draw(cs.streams(options))
+
+
+@settings(max_examples=1500)
+@given(profile_and_stream())
+def test_same_deltas_as_the_oracle(case):
+    options, chunks = case
+    assert_same(chunks, options)
+
+
+#: Pieces that make long texts: scans of more than a token-sized chunk take the other path.
+LONG_PIECES = [
+    "<think>",
+    "</think>",
+    "<thinking>",
+    "</thinking>",
+    "<THINK>",
+    "< think >",
+    "</ think\t>",
+    "[THINK]",
+    "[/ think ]",
+    "\u25c1think\u25b7",
+    "\u25c1/think\u25b7",
+    "<|begin_of_thought|>",
+    "<|end_of_thought|>",
+    "BEGIN",
+    "end",
+    "<<",
+    ">>",
+    "k>",
+    "</k>",
+    "abcaxa",
+    "<",
+    "<th",
+    "</thi",
+    "nk>",
+    "king>",
+    "k",
+    "<thinker>",
+    "Vec<T>",
+    " " * MAX_BLANKS,
+    " " * (MAX_BLANKS + 1),
+    "prose and more prose, ",
+    "\U0001f600",
+]
+long_texts = st.lists(st.sampled_from(LONG_PIECES), min_size=1, max_size=40).map("".join)
+
+
+@settings(max_examples=1500)
+@given(
+    st.sampled_from(PROFILES),
+    long_texts,
+    st.lists(st.integers(1, 70), min_size=1, max_size=6),
+    st.lists(st.sampled_from([None, "", "R"]), max_size=4),
+)
+def test_same_deltas_on_long_texts_in_any_chunk_sizes(options, text, sizes, natives):
+    chunks = []
+    position = 0
+    for index, size in enumerate(itertools.cycle(sizes)):
+        if position >= len(text):
+            break
+        native = natives[index % len(natives)] if natives else None
+        chunks.append({"content": text[position : position + size], "reasoning": native})
+        position += size
+    assert_same(chunks, options)
+    assert normalize_whole(text, None, options) == _oracle_whole(text, options)
+
+
+def _oracle_whole(text, options):
+    deltas = oracle_stream([{"content": text, "reasoning": None}], options)
+    return {
+        "assistant": deltas[0]["assistant"] + deltas[1]["assistant"],
+        "thinking": deltas[0]["thinking"] + deltas[1]["thinking"],
+    }
+
+
+@pytest.mark.parametrize("options", PROFILES, ids=IDS)
+@pytest.mark.parametrize("size", [1, 2, 3, 4, 7, 16, 64, 4096])
+def test_same_deltas_on_the_realistic_document(options, size):
+    text = realistic_document(6000, seed=3)
+    assert_same([{"content": piece} for piece in cut(text, size)], options)
+
+
+@pytest.mark.parametrize("options", PROFILES, ids=IDS)
+def test_memo_entries_are_reused_across_streams(options):
+    """A scan remembered for one stream holds for another in a different state."""
+    pieces = ["a<", "thi", "nk>", "b</", "think>", "<t", "c", "<", "/think>"]
+    chunks = [{"content": piece} for piece in pieces * 3]
+    for _ in range(2):
+        assert_same(chunks, options)
+    normalizer = Normalizer(options)
+    for chunk in chunks:
+        normalizer.feed(chunk)
+    assert len(normalizer._carry) <= options.grammar.max_prefix
