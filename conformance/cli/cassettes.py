@@ -320,7 +320,7 @@ def record(
     removed; if the cassette still holds anything that looks like a credential, nothing is
     written (exit status 1). Then review it with `conformance approve`.
     """
-    from conformance.capture.record import RecordError, Recording
+    from conformance.capture.provider_request import RecordError, Recording
     from conformance.capture.record import record as record_cassette
     from conformance.cassettes import CassetteError, decode_cassette
 
