@@ -10,7 +10,7 @@ from typing import Any
 from conformance.cassettes._decode import decode_interaction
 from conformance.cassettes._load import Cassette, iter_cassette_files, load_cassette
 from conformance.cassettes._model import CassetteError, Interaction
-from conformance.corpus.cases import Case
+from conformance.corpus.cases import Case, ContractCase
 from conformance.model.options import Options
 
 
@@ -51,13 +51,15 @@ def _expected(case: Case) -> dict[str, Any] | str:
     return {"stream": expectation.stream.to_json(), "whole": expectation.whole.to_json()}
 
 
-def load_served(directory: Path, cases: Iterable[Case] = ()) -> tuple[list[Served], list[str]]:
+def load_served(
+    directory: Path, cases: Iterable[Case | ContractCase] = ()
+) -> tuple[list[Served], list[str]]:
     """Every cassette under `directory`, with the cases that use it; problems as messages."""
     served: list[Served] = []
     problems: list[str] = []
     by_path: dict[Path, list[Case]] = {}
     for case in cases:
-        if case.cassette is not None:
+        if isinstance(case, Case) and case.cassette is not None:  # contract cases have none
             by_path.setdefault(case.cassette.path.resolve(), []).append(case)
     for path in iter_cassette_files(directory):
         try:
