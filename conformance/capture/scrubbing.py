@@ -29,34 +29,9 @@ from conformance.cassettes._secret_rules import (
 )
 from conformance.cassettes._secrets import scan_cassette_text
 
-#: Request headers that carry credentials or identify the account: removed.
-SECRET_REQUEST_HEADERS = (
-    "authorization",
-    "proxy-authorization",
-    "x-api-key",
-    "api-key",
-    "anthropic-api-key",
-    "x-goog-api-key",
-    "cookie",
-    "openai-organization",
-    "openai-project",
-    "x-goog-user-project",
-    "anthropic-organization-id",
-)
-#: Query parameters that carry credentials: removed (as any whose name says it is one).
-SECRET_QUERY_PARAMETERS = ("key", "api_key", "api-key", "apikey", "access_token", "token")
-#: Response headers that set cookies or identify the account or the request: removed.
-SECRET_RESPONSE_HEADERS = (
-    "set-cookie",
-    "cookie",
-    "openai-organization",
-    "openai-project",
-    "anthropic-organization-id",
-    "request-id",
-    "x-request-id",
-    "cf-ray",
-    "x-generation-id",
-)
+#: Response headers that identify the request: removed (with every header `secret_header`
+#: names: cookies, credentials, account identifiers).
+REQUEST_ID_HEADERS = ("request-id", "x-request-id", "cf-ray", "x-generation-id")
 #: Request headers the recorder sets itself, and protocol headers that never hold a
 #: credential: a `--header` of one of these names is kept as given.
 PROTOCOL_HEADERS = frozenset(
@@ -123,8 +98,7 @@ class RequestScrubber:
     def __call__(self, request: Any) -> Any:
         headers = {}
         for name, value in request.headers.items():
-            lower = name.lower()
-            if lower in SECRET_REQUEST_HEADERS or secret_header(name):
+            if secret_header(name):  # credential and account headers
                 continue
             if _scrubbed_custom(self.recording, name):
                 headers[name] = PLACEHOLDER
@@ -134,7 +108,7 @@ class RequestScrubber:
         query = [
             (name, value)
             for name, value in parse_qsl(parts.query, keep_blank_values=True)
-            if name.lower() not in SECRET_QUERY_PARAMETERS and not secret_query_parameter(name)
+            if not secret_query_parameter(name)
         ]
         uri = urlunsplit(parts._replace(query=urlencode(query)))
         request.uri = scrub_text(uri, self.secrets)
@@ -162,7 +136,7 @@ def scrub_response(response: dict[str, Any], secrets: Sequence[str] = ()) -> dic
     for name, values in headers.items():
         lower = name.lower()
         if (
-            lower in SECRET_RESPONSE_HEADERS
+            lower in REQUEST_ID_HEADERS
             or secret_header(name)
             or lower.startswith(("x-ratelimit-", "anthropic-ratelimit-"))
         ):
