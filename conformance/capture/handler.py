@@ -22,8 +22,6 @@ _HOP_BY_HOP = {
     "connection",
     "keep-alive",
 }
-
-
 #: What a client's going away looks like when the server writes to it.
 GONE = (BrokenPipeError, ConnectionResetError, ConnectionAbortedError, TimeoutError)
 
@@ -33,6 +31,7 @@ class BadRequest(Exception):
 
 
 def peer(address: Any) -> str:
+    """A client's address as `host:port`, for log lines."""
     if isinstance(address, tuple) and len(address) >= 2:
         return f"{address[0]}:{address[1]}"
     return str(address)
