@@ -231,13 +231,12 @@ def rechunkings(draw: st.DrawFn, chunks: Sequence[Chunk]) -> list[Chunk]:
     for index, (name, char) in enumerate(flat):
         last = out[-1] if out else None
         # Within a chunk reasoning comes first, so reasoning never joins a chunk with content.
-        joinable = (
+        if (
             last is not None
             and index not in starts
             and (last[name] is not None or (name == "content" and last["content"] is None))
             and not (name == "reasoning" and last["content"] is not None)
-        )
-        if joinable:
+        ):
             last[name] = (last[name] or "") + char
         else:
             out.append({"content": None, "reasoning": None, name: char})

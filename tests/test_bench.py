@@ -9,14 +9,13 @@ import subprocess
 import sys
 
 from conformance.reference import Normalizer
-from conformance.tools.bench import (
+from conformance.tools.bench import bench, render_bench
+from conformance.tools.bench_figures import (
     IN_PROCESS,
     THROUGH_PROTOCOL,
     BenchResult,
     BenchSettings,
     Growth,
-    bench,
-    render_bench,
 )
 from conformance.tools.document import cut, realistic_document
 from conformance.transport.impls import connect

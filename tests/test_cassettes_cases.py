@@ -7,13 +7,13 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
-from conformance.capture.record import scan
 from conformance.cassettes import (
     bundled_cassettes_dir,
     decode_cassette,
     iter_cassette_files,
     write_cassette,
 )
+from conformance.cassettes._secrets import scan
 from conformance.cli.main import main
 from conformance.corpus.cases import PENDING_REVIEW, bundled_cases_dir, load_corpus, load_file
 from conformance.engine.runner import run_implementation

@@ -14,8 +14,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from conformance.capture.record import Recording, build_request, scan
+from conformance.capture.provider_request import Recording, build_request
 from conformance.cassettes import decode_cassette, load_cassette
+from conformance.cassettes._secrets import scan
 from conformance.corpus.cases import bundled_cases_dir
 
 from .fake_provider import FakeProviderServer

@@ -11,15 +11,11 @@ from pathlib import Path
 import pytest
 import yaml
 
-from conformance.capture.record import Recording, build_request
+from conformance.capture.provider_request import Recording, build_request
 from conformance.cassettes import bundled_cassettes_dir, decode_cassette, load_cassette
-from conformance.cassettes._secrets import (
-    PLACEHOLDER,
-    scan,
-    scan_cassette_file,
-    scan_cassette_text,
-    scrub_text,
-)
+from conformance.cassettes._scrub import scrub_text
+from conformance.cassettes._secret_rules import PLACEHOLDER
+from conformance.cassettes._secrets import scan, scan_cassette_file, scan_cassette_text
 
 from .test_cassettes_record import KEY, conformance, provider, record, small_corpus
 
@@ -311,7 +307,7 @@ def test_record_keeps_the_query_of_the_base_url(provider: str, tmp_path: Path):
 
 def test_cors_headers_name_credentials_but_hold_none() -> None:
     """Recorded DeepSeek responses carry `access-control-allow-credentials: true`."""
-    from conformance.cassettes._secrets import secret_header
+    from conformance.cassettes._secret_rules import secret_header
 
     assert not secret_header("Access-Control-Allow-Credentials")
     assert secret_header("X-Api-Key") and secret_header("Authorization")

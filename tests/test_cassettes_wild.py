@@ -27,7 +27,8 @@ from conformance.cassettes import (
     iter_cassette_files,
     load_cassette,
 )
-from conformance.cassettes._formats import read_capture, to_har
+from conformance.cassettes._formats import read_capture
+from conformance.cassettes._har import to_har
 from conformance.cli.main import main
 from conformance.corpus.cases import bundled_cases_dir, load_corpus
 

@@ -54,13 +54,11 @@ def approve(
     name = _relative_name(cassette, pending_dir / "x.yaml")
     _refuse_credentials(cassette)
     corpus = load_corpus([cases_dir])
-    for case in corpus.cases:
-        if case.cassette is not None and (case.cassette.name, case.cassette.interaction) == (
-            name,
-            interaction,
-        ):
-            state = "a pending case" if case.pending else "case"
-            raise ApproveError(f"{name} is already {state} {case.id} ({case.where})")
+    for existing in corpus.cases:
+        ref = existing.cassette
+        if ref is not None and (ref.name, ref.interaction) == (name, interaction):
+            state = "a pending case" if existing.pending else "case"
+            raise ApproveError(f"{name} is already {state} {existing.id} ({existing.where})")
     decoded = decode_cassette(cassette, interaction, family)
     loaded = load_cassette(cassette)
     used = {case.id for case in corpus.cases} | load_retired(cases_dir)
@@ -69,7 +67,7 @@ def approve(
         used.update(_ID.findall(path.read_text("utf-8", errors="replace")))
     case_id = new_case_id(used, first=ID_FIRST)
     slug = _fresh_slug(name, {case.slug for case in corpus.cases})
-    case: dict[str, Any] = {
+    entry: dict[str, Any] = {
         "id": case_id,
         "slug": slug,
         "title": f"Capture {name.removesuffix('.yaml')}"[:90],
@@ -85,7 +83,7 @@ def approve(
     path = pending_dir / f"{case_id}-{slug}.yaml"
     pending_dir.mkdir(parents=True, exist_ok=True)
     header = _review_header(name, decoded, loaded.provenance or {})
-    path.write_text(header + render_case_file("cassettes", CORPUS_DESCRIPTION, [case]), "utf-8")
+    path.write_text(header + render_case_file("cassettes", CORPUS_DESCRIPTION, [entry]), "utf-8")
     _, errors = load_file(path)
     if errors:  # a bug here, not the user's: never leave a broken file behind
         path.unlink()

@@ -94,10 +94,10 @@ def check_case(client: Client, case: Case, options: Options, base_url: str) -> C
         stream=decoded.streaming,
     )
     expected = expectation.stream if decoded.streaming else expectation.whole
-    detail = {
-        "chunks": [chunk.to_json() for chunk in decoded.chunks],
-        "expected": expected.to_json(),
-    }
+    # What a failed result shows: the cassette's chunks and the expected channels.
+    detailed = replace(
+        result, chunks=[chunk.to_json() for chunk in decoded.chunks], expected=expected.to_json()
+    )
     replayer = vcr.VCR(
         record_mode="none", match_on=("method", "path"), decode_compressed_response=True
     )
@@ -108,37 +108,30 @@ def check_case(client: Client, case: Case, options: Options, base_url: str) -> C
             played = cassette.play_count
     except CannotOverwriteExistingCassetteException as error:
         return replace(
-            result,
+            detailed,
             verdict=Verdict.ERROR,
             reason=f"the client asked for what {ref.name} did not record: {_first_line(error)}",
-            **detail,
         )
     except NotImplementedError as error:
         # How a client says it does not speak this family, as `unsupported` in the protocol.
         return replace(result, verdict=Verdict.SKIP, reason=f"unsupported: {error}")
     except Exception as error:  # the client's failure is a result, not ours
         return replace(
-            result,
-            verdict=Verdict.ERROR,
-            reason=f"raised {type(error).__name__}: {error}",
-            **detail,
+            detailed, verdict=Verdict.ERROR, reason=f"raised {type(error).__name__}: {error}"
         )
     if played == 0:
         return replace(
-            result,
+            detailed,
             verdict=Verdict.ERROR,
             reason=f"the client made no HTTP request (it should {call.method} {call.url})",
-            **detail,
         )
     actual = _channels(answer)
     if isinstance(actual, str):
-        return replace(result, verdict=Verdict.ERROR, reason=actual, **detail)
+        return replace(detailed, verdict=Verdict.ERROR, reason=actual)
     judgement = compare(expected, actual, case.level)
     if judgement.verdict == Verdict.PASS:
         return result
-    return replace(
-        result, verdict=judgement.verdict, reason=judgement.reason, actual=actual, **detail
-    )
+    return replace(detailed, verdict=judgement.verdict, reason=judgement.reason, actual=actual)
 
 
 def _channels(answer: Any) -> dict[str, str] | str:

@@ -123,6 +123,7 @@ def _piece(
             "it, teach conformance/cassettes/_anthropic.py",
             line,
         )
+    assert isinstance(kind, str)  # as every key of `known` is
     spec = known[kind]
     if spec is None:
         return None

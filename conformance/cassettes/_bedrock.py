@@ -119,7 +119,11 @@ def _event(
 def _messages(body: bytes) -> Iterator[tuple[int, str, str, dict[str, Any]]]:
     """(byte offset, :event-type, :message-type, JSON payload) of each message."""
     try:
-        from botocore.eventstream import EventStreamBuffer, ParserError
+        # botocore ships no type information (no stubs, no py.typed): its names are Any here.
+        from botocore.eventstream import (  # type: ignore[import-untyped]
+            EventStreamBuffer,
+            ParserError,
+        )
     except ImportError:
         raise DecodeProblem(
             "decoding AWS event streams needs botocore: "

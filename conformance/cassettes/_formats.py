@@ -13,20 +13,28 @@ Bodies may be text, `!!binary`, or base64 (`base64_string`, `encoding: base64`);
 body is decompressed as its `Content-Encoding` says (gzip, deflate, br). YAML is read with
 the safe loader only: a capture from elsewhere can never run code.
 
-Everything is turned into one plain form, `RawExchange`, that the rest of the package reads.
+Everything is turned into one plain form, `RawExchange` (`_exchange`), that the rest of the
+package reads; HAR is read in `_har`.
 """
 
 from __future__ import annotations
 
-import base64
-import binascii
 import json
-import zlib
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from typing import Any
 
 import yaml
+
+from ._exchange import (
+    Capture,
+    FormatProblem,
+    RawExchange,
+    base64_body,
+    decompress,
+    headers_of,
+    read_each,
+)
+from ._har import read_har
 
 try:  # libyaml when available
     from yaml import CSafeLoader as _SafeLoader
@@ -35,38 +43,6 @@ except ImportError:  # pragma: no cover - depends on how PyYAML was built
 
 #: What `read_capture` recognises, as named in messages and in `conformance import`.
 FORMATS = ("vcrpy-yaml", "vcrpy-json", "pydantic-ai", "ruby-vcr", "har")
-
-
-class FormatProblem(Exception):
-    """The file is not a capture this module reads, or one of its interactions is broken."""
-
-    def __init__(self, message: str, interaction: int | None = None) -> None:
-        self.message = message
-        self.interaction = interaction
-        super().__init__(message)
-
-
-@dataclass(slots=True)
-class RawExchange:
-    method: str
-    uri: str
-    request_headers: dict[str, list[str]]
-    request_body: bytes | None
-    status: int
-    reason: str
-    response_headers: dict[str, list[str]]
-    body: bytes
-    #: How the response body was stored: text, binary (!!binary or base64), or parsed_body.
-    stored_as: str = "text"
-    #: Content encodings undone while reading (e.g. ["gzip"]).
-    decompressed: list[str] = field(default_factory=list)
-
-
-@dataclass(slots=True)
-class Capture:
-    format: str
-    exchanges: list[RawExchange]
-    metadata: Mapping[str, Any]
 
 
 def read_capture(data: bytes) -> Capture:
@@ -90,7 +66,7 @@ def read_capture(data: bytes) -> Capture:
     if not isinstance(document, Mapping):
         raise FormatProblem(_NOT_A_CAPTURE)
     if isinstance(document.get("log"), Mapping) and "entries" in document["log"]:
-        return _har(document)
+        return read_har(document)
     if "http_interactions" in document:
         return _vcr_like(document, "http_interactions", "ruby-vcr")
     if "interactions" in document:
@@ -119,21 +95,14 @@ def _vcr_like(document: Mapping[str, Any], key: str, name: str) -> Capture:
             "its interactions have no `request` and `response` "
             f"(keys: {', '.join(map(str, first))})"
         )
-    exchanges = []
-    parsed = False
-    for index, interaction in enumerate(interactions):
-        try:
-            exchange, used_parsed = _vcr_exchange(interaction)
-        except FormatProblem as problem:
-            raise FormatProblem(problem.message, index) from None
-        except (KeyError, TypeError, ValueError, AttributeError) as error:
-            raise FormatProblem(
-                f"not a cassette interaction ({type(error).__name__}: {error}); each has a "
-                "`request` (method, uri) and a `response` (status, headers, body)",
-                index,
-            ) from None
-        parsed = parsed or used_parsed
-        exchanges.append(exchange)
+    read = read_each(
+        interactions,
+        _vcr_exchange,
+        "a cassette interaction",
+        "a `request` (method, uri) and a `response` (status, headers, body)",
+    )
+    exchanges = [exchange for exchange, _ in read]
+    parsed = any(used_parsed for _, used_parsed in read)
     metadata = document.get("metadata")
     if parsed and name.startswith("vcrpy"):
         name = "pydantic-ai"
@@ -145,8 +114,8 @@ def _vcr_exchange(interaction: Mapping[str, Any]) -> tuple[RawExchange, bool]:
     response = interaction["response"]
     if not isinstance(request, Mapping) or not isinstance(response, Mapping):
         raise TypeError("`request` and `response` must be mappings")
-    request_headers = _headers(request.get("headers"))
-    response_headers = _headers(response.get("headers"))
+    request_headers = headers_of(request.get("headers"))
+    response_headers = headers_of(response.get("headers"))
     request_body, _, request_parsed = _vcr_body(request, "request")
     body, stored_as, response_parsed = _vcr_body(response, "response")
     status = response["status"]
@@ -165,7 +134,7 @@ def _vcr_exchange(interaction: Mapping[str, Any]) -> tuple[RawExchange, bool]:
         body=body or b"",
         stored_as=stored_as,
     )
-    _decompress(exchange, binary=stored_as == "binary")
+    decompress(exchange, binary=stored_as == "binary")
     return exchange, request_parsed or response_parsed
 
 
@@ -178,10 +147,10 @@ def _vcr_body(side: Mapping[str, Any], which: str) -> tuple[bytes | None, str, b
     body = side.get("body")
     if isinstance(body, Mapping):
         if "base64_string" in body:
-            return _base64(body["base64_string"], which), "binary", False
+            return base64_body(body["base64_string"], which), "binary", False
         value = body.get("string")
         if body.get("encoding") == "base64" and isinstance(value, str):
-            return _base64(value, which), "binary", False
+            return base64_body(value, which), "binary", False
         body = value
     if body is None:
         return (None if which == "request" else b""), "text", False
@@ -192,228 +161,3 @@ def _vcr_body(side: Mapping[str, Any], which: str) -> tuple[bytes | None, str, b
     if which == "request" and isinstance(body, Mapping | list):
         return json.dumps(body).encode("utf-8"), "parsed_body", True
     raise FormatProblem(f"the {which} body is {type(body).__name__}, not text or binary")
-
-
-def _base64(value: Any, which: str) -> bytes:
-    try:
-        return base64.b64decode(str(value), validate=False)
-    except (binascii.Error, ValueError) as error:
-        raise FormatProblem(f"the {which} body is not valid base64: {error}") from None
-
-
-def _headers(raw: Any) -> dict[str, list[str]]:
-    headers: dict[str, list[str]] = {}
-    if raw is None:
-        return headers
-    if isinstance(raw, list):  # HAR: [{name, value}, ...]
-        for item in raw:
-            if isinstance(item, Mapping) and "name" in item:
-                headers.setdefault(str(item["name"]).lower(), []).append(
-                    _text(item.get("value", ""))
-                )
-        return headers
-    if not isinstance(raw, Mapping):
-        raise FormatProblem(f"headers must be a mapping, not {type(raw).__name__}")
-    for name, value in raw.items():
-        values = value if isinstance(value, list | tuple) else [value]
-        headers.setdefault(_text(name).lower(), []).extend(_text(v) for v in values)
-    return headers
-
-
-def _text(value: Any) -> str:
-    if isinstance(value, bytes):  # vcrpy stores some botocore headers as !!binary
-        return value.decode("utf-8", "replace")
-    return "" if value is None else str(value)
-
-
-# -------------------------------------------------------------------------- encodings
-
-
-def _decompress(exchange: RawExchange, *, binary: bool, lenient: bool = False) -> None:
-    """Undo the response's Content-Encoding on a binary body. A text body was stored
-    decoded already (text cannot hold compressed bytes), so it is left as it is.
-    `lenient` (HAR, whose bodies are decoded by definition): keep a body that does not
-    decompress."""
-    codings = [
-        c.strip().lower()
-        for value in exchange.response_headers.get("content-encoding", [])
-        for c in value.split(",")
-        if c.strip() and c.strip().lower() != "identity"
-    ]
-    if not codings or not binary:
-        return
-    body = exchange.body
-    done = []
-    for coding in reversed(codings):
-        try:
-            body = _undo(coding, body)
-        except _NotEncoded as error:
-            if lenient:
-                return
-            raise FormatProblem(
-                f"the response says Content-Encoding {coding}, but its body {error}"
-            ) from None
-        done.append(coding)
-    exchange.body = body
-    exchange.decompressed = done
-
-
-class _NotEncoded(Exception):
-    pass
-
-
-def _undo(coding: str, body: bytes) -> bytes:
-    if coding in ("gzip", "x-gzip"):
-        try:
-            return zlib.decompress(body, 16 + zlib.MAX_WBITS)
-        except zlib.error as error:
-            raise _NotEncoded(f"is not gzip data ({error})") from None
-    if coding == "deflate":
-        for wbits in (zlib.MAX_WBITS, -zlib.MAX_WBITS):  # zlib-wrapped, then raw deflate
-            try:
-                return zlib.decompress(body, wbits)
-            except zlib.error:
-                continue
-        raise _NotEncoded("is not deflate data")
-    if coding == "br":
-        try:
-            import brotli
-        except ImportError:  # pragma: no cover - brotli is a dependency
-            raise _NotEncoded("needs the brotli package to decompress") from None
-        try:
-            return bytes(brotli.decompress(body))
-        except brotli.error as error:
-            raise _NotEncoded(f"is not brotli data ({error})") from None
-    if coding == "zstd":
-        raise _NotEncoded("is zstd, which this suite does not decompress yet")
-    raise _NotEncoded(f"uses an encoding this suite does not know ({coding!r})")
-
-
-# ------------------------------------------------------------------------------- HAR
-
-
-def _har(document: Mapping[str, Any]) -> Capture:
-    entries = document["log"]["entries"]
-    if not isinstance(entries, list):
-        raise FormatProblem("`log.entries` must be a list")
-    exchanges = []
-    for index, entry in enumerate(entries):
-        try:
-            exchanges.append(_har_exchange(entry))
-        except FormatProblem as problem:
-            raise FormatProblem(problem.message, index) from None
-        except (KeyError, TypeError, ValueError, AttributeError) as error:
-            raise FormatProblem(
-                f"not a HAR entry ({type(error).__name__}: {error}); each has a `request` "
-                "(method, url, headers) and a `response` (status, headers, content)",
-                index,
-            ) from None
-    metadata = document.get("metadata")
-    return Capture("har", exchanges, metadata if isinstance(metadata, Mapping) else {})
-
-
-def _har_exchange(entry: Mapping[str, Any]) -> RawExchange:
-    request, response = entry["request"], entry["response"]
-    post = request.get("postData") or {}
-    request_body: bytes | None = None
-    if isinstance(post, Mapping) and post.get("text") is not None:
-        if post.get("encoding") == "base64":
-            request_body = _base64(post["text"], "request")
-        else:
-            request_body = str(post["text"]).encode("utf-8")
-    content = response.get("content") or {}
-    text = content.get("text")
-    binary = content.get("encoding") == "base64"
-    if text is None:
-        body = b""
-    elif binary:
-        body = _base64(text, "response")
-    else:
-        body = str(text).encode("utf-8")
-    headers = _headers(response.get("headers"))
-    mime = content.get("mimeType")
-    if "content-type" not in headers and mime:
-        headers["content-type"] = [str(mime)]
-    request_headers = _headers(request.get("headers"))
-    mime_type = post.get("mimeType") if isinstance(post, Mapping) else None
-    if request_body is not None and "content-type" not in request_headers and mime_type:
-        request_headers["content-type"] = [str(mime_type)]
-    exchange = RawExchange(
-        method=str(request.get("method", "GET")).upper(),
-        uri=str(request["url"]),
-        request_headers=request_headers,
-        request_body=request_body,
-        status=int(response["status"]),
-        reason=str(response.get("statusText") or ""),
-        response_headers=headers,
-        body=body,
-        stored_as="binary" if binary else "text",
-    )
-    # HAR bodies are decoded by definition; a tool that kept the encoded bytes is undone.
-    _decompress(exchange, binary=binary, lenient=True)
-    return exchange
-
-
-# ------------------------------------------------------------------------ converting
-
-
-def to_har(exchanges: list[RawExchange], creator: str = "reasoning-conformance") -> dict[str, Any]:
-    """A HAR 1.2 document of `exchanges` (bodies as text where they are UTF-8, else base64)."""
-    entries = []
-    for exchange in exchanges:
-        request: dict[str, Any] = {
-            "method": exchange.method,
-            "url": exchange.uri,
-            "httpVersion": "HTTP/1.1",
-            "cookies": [],
-            "headers": [
-                {"name": n, "value": v} for n, vs in exchange.request_headers.items() for v in vs
-            ],
-            "queryString": [],
-            "headersSize": -1,
-            "bodySize": len(exchange.request_body or b""),
-        }
-        if exchange.request_body is not None:
-            mime = (exchange.request_headers.get("content-type") or ["application/json"])[0]
-            request["postData"] = {"mimeType": mime, "text": exchange.request_body.decode()}
-        content: dict[str, Any] = {
-            "size": len(exchange.body),
-            "mimeType": (exchange.response_headers.get("content-type") or [""])[0],
-        }
-        try:
-            content["text"] = exchange.body.decode("utf-8")
-        except UnicodeDecodeError:
-            content["text"] = base64.b64encode(exchange.body).decode("ascii")
-            content["encoding"] = "base64"
-        entries.append(
-            {
-                "startedDateTime": "1970-01-01T00:00:00.000Z",
-                "time": 0,
-                "request": request,
-                "response": {
-                    "status": exchange.status,
-                    "statusText": exchange.reason,
-                    "httpVersion": "HTTP/1.1",
-                    "cookies": [],
-                    "headers": [
-                        {"name": n, "value": v}
-                        for n, vs in exchange.response_headers.items()
-                        if n != "content-encoding"
-                        for v in vs
-                    ],
-                    "content": content,
-                    "redirectURL": "",
-                    "headersSize": -1,
-                    "bodySize": -1,
-                },
-                "cache": {},
-                "timings": {"send": 0, "wait": 0, "receive": 0},
-            }
-        )
-    return {
-        "log": {
-            "version": "1.2",
-            "creator": {"name": creator, "version": "1"},
-            "entries": entries,
-        }
-    }

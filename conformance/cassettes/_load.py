@@ -18,7 +18,8 @@ from vcr.persisters.filesystem import (
 from vcr.request import Request
 
 from . import _yaml
-from ._formats import FormatProblem, RawExchange, read_capture
+from ._exchange import FormatProblem, RawExchange
+from ._formats import read_capture
 from ._model import CassetteError, Interaction
 
 

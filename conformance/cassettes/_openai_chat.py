@@ -168,9 +168,9 @@ def _reasoning(message: Mapping[str, Any], what: str, line: int) -> str | None:
                 f"unknown reasoning_details type {kind!r} (known: {', '.join(_DETAIL_TEXT)})",
                 line,
             )
-        key = _DETAIL_TEXT[kind]
-        if key is not None:
-            text = text_of(item, key, f"{what}.reasoning_details[]", line)
+        field = _DETAIL_TEXT[kind]
+        if field is not None:
+            text = text_of(item, field, f"{what}.reasoning_details[]", line)
             if text is not None:
                 texts.append(text)
     return "".join(texts) if any(texts) else found

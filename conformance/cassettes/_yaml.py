@@ -16,17 +16,19 @@ from typing import Any
 import yaml
 from vcr.serializers import yamlserializer
 
+from conformance.model.characters import COMBINING, INVISIBLE
+
 try:  # libyaml when available, as vcrpy does
     from yaml import CSafeDumper as _BaseDumper
 except ImportError:  # pragma: no cover - depends on how PyYAML was built
     from yaml import SafeDumper as _BaseDumper  # type: ignore[assignment]
 
 
-class _ReadableDumper(_BaseDumper):  # type: ignore[misc, valid-type]
+class _ReadableDumper(_BaseDumper):
     pass
 
 
-def _represent_str(dumper: yaml.SafeDumper, text: str) -> yaml.ScalarNode:
+def _represent_str(dumper: _ReadableDumper, text: str) -> yaml.ScalarNode:
     # PyYAML falls back to a quoted style by itself when a literal block cannot hold `text`.
     style = "|" if "\n" in text else None
     return dumper.represent_scalar("tag:yaml.org,2002:str", text, style=style)
@@ -48,11 +50,12 @@ def serialize(cassette_dict: Any) -> str:
     )
 
 
-_INVISIBLE = {"Cc", "Cf", "Zs", "Zl", "Zp", "Mn", "Me", "Co", "Cs", "Cn"}
+#: Written escaped, never as themselves: what a reader cannot see, and combining marks.
+_UNSEEN = INVISIBLE | COMBINING
 
 
 def _invisible(text: str) -> bool:
-    return any(not char.isascii() and unicodedata.category(char) in _INVISIBLE for char in text)
+    return any(not char.isascii() and unicodedata.category(char) in _UNSEEN for char in text)
 
 
 def _strings(value: Any) -> Iterator[str]:

@@ -1,5 +1,5 @@
-"""Commands for provider cassettes: decode, import, serve, record, approve, replay
-(docs/cassettes.md)."""
+"""Commands for provider cassettes: decode, import, approve; with serve, record and replay
+(`cassette_http`), all of them (docs/cassettes.md)."""
 
 from __future__ import annotations
 
@@ -9,23 +9,12 @@ from pathlib import Path
 
 import click
 
-from conformance.cassettes._model import FAMILIES
+from conformance.cassettes._model import FAMILIES, Interaction
+from conformance.cli.cassette_http import record, replay, serve
 from conformance.cli.common import (
     EXIT_FAILED,
     EXIT_USAGE,
-    budget_options,
-    cases_option,
-    options_option,
-    report_dir_option,
-    usage_error,
 )
-from conformance.corpus.cases import bundled_cases_dir, load_corpus
-from conformance.corpus.select import Selection
-from conformance.errors import ConformanceError, UsageError
-from conformance.model.results import CHECKS
-from conformance.session.orchestrator import Context
-from conformance.transport.connections import Connection
-from conformance.transport.spec import ImplementationSpec
 
 _FAMILY_CHOICE = click.Choice(list(FAMILIES), case_sensitive=False)
 
@@ -72,6 +61,7 @@ def decode(paths: tuple[Path, ...], interaction: int | None, family: str | None)
                     click.echo(f"error: {error}", err=True)
                     failed = True
                 continue
+            chosen: tuple[Interaction, ...]
             if interaction is not None:
                 try:
                     chosen = (cassette.interaction(interaction),)
@@ -152,7 +142,8 @@ def import_(
     (source path; repository and commit where the source is in a git checkout, or as given).
     Exit status 2 if any capture failed to decode.
     """
-    from conformance.capture.importer import ImportProblem, scan, summary_line, write_pending
+    from conformance.capture.importer import scan, summary_line
+    from conformance.capture.pending import ImportProblem, write_pending
 
     findings = []
     for finding in scan(paths):
@@ -199,185 +190,6 @@ def import_(
 
 
 @click.command()
-@click.argument("directory", type=click.Path(exists=True, file_okay=False, path_type=Path))
-@cases_option
-@click.option(
-    "--port",
-    type=click.IntRange(0, 65535),
-    default=8765,
-    show_default=True,
-    help="Port on 127.0.0.1 (0: any free).",
-)
-@click.option(
-    "--split",
-    type=click.Choice(["frames", "adversarial", "bytes", "none"]),
-    default="frames",
-    show_default=True,
-    help="How response bodies are cut into HTTP chunks (docs/cassettes.md).",
-)
-@click.option(
-    "--delay",
-    type=click.FloatRange(0, 60),
-    default=0.0,
-    help="Seconds to wait between HTTP chunks (0 to 60).",
-)
-def serve(
-    directory: Path, case_dirs: tuple[Path, ...], port: int, split: str, delay: float
-) -> None:
-    """Answer HTTP requests on 127.0.0.1 from the cassettes under DIRECTORY.
-
-    Each cassette's base URL is http://127.0.0.1:PORT/<its path without .yaml>; GET / lists
-    them with the cases that use them, and POST /_verdict/<CASE ID> with {"assistant",
-    "thinking"} judges what a client showed. Runs until interrupted.
-    """
-    from conformance.capture.serve import ReplayServer
-
-    cases = load_corpus(case_dirs or (bundled_cases_dir(),)).cases
-    try:
-        server = ReplayServer(directory, cases=cases, split=split, delay=delay, port=port)
-    except OSError as error:
-        click.echo(f"error: cannot listen on 127.0.0.1:{port}: {error}", err=True)
-        sys.exit(EXIT_USAGE)
-    except ValueError as error:
-        click.echo(f"error: {error}", err=True)
-        sys.exit(EXIT_USAGE)
-    for problem in server.problems:
-        click.echo(f"skipped: {problem}", err=True)
-    click.echo(f"serving {len(server.served)} cassettes on {server.url} (split: {split})")
-    for entry in server.served:
-        ids = ",".join(case.id for case in entry.cases) or "-"
-        click.echo(f"  {server.url}/{entry.name}  {'/'.join(set(entry.families))}  cases {ids}")
-    sys.stdout.flush()
-    try:
-        server.httpd.serve_forever()
-    except KeyboardInterrupt:
-        pass
-    finally:
-        server.httpd.server_close()
-    verdicts = [v["verdict"] for v in server.verdicts]
-    if verdicts:
-        counts = ", ".join(f"{v} {verdicts.count(v)}" for v in sorted(set(verdicts)))
-        click.echo(f"verdicts given: {counts}")
-
-
-@click.command()
-@click.option(
-    "--provider",
-    required=True,
-    type=click.Choice(
-        ["openai-chat", "openai-responses", "anthropic", "gemini", "ollama", "ollama-generate"]
-    ),
-    help="The wire family to speak.",
-)
-@click.option(
-    "--base-url",
-    required=True,
-    help="As the provider's SDK takes it, e.g. https://api.openai.com/v1.",
-)
-@click.option("--model", required=True)
-@click.option("--prompt", required=True, help="The user message.")
-@click.option("--stream", is_flag=True, help="Ask for a streamed response.")
-@click.option(
-    "--out",
-    required=True,
-    type=click.Path(dir_okay=False, path_type=Path),
-    help="The cassette to write, e.g. cassettes/deepseek/my-capture.yaml.",
-)
-@click.option(
-    "--api-key-env",
-    metavar="VARIABLE",
-    help="Environment variable holding the key (default by provider: OPENAI_API_KEY, "
-    "ANTHROPIC_API_KEY, GEMINI_API_KEY; none for Ollama).",
-)
-@click.option(
-    "--header", "headers", multiple=True, metavar="'NAME: VALUE'", help="An extra request header."
-)
-@click.option(
-    "--keep-header",
-    "keep_headers",
-    multiple=True,
-    metavar="NAME",
-    help="Record this --header's value as given (the others are recorded as [scrubbed]).",
-)
-@click.option("--extra", metavar="JSON", help="Fields merged into the request body.")
-@click.option("--key-in-query", is_flag=True, help="Gemini: send the key as ?key= in the URL.")
-@click.option("--note", help="What to say about the server in the provenance (version, flags).")
-@click.option("--force", is_flag=True, help="Replace --out if it exists.")
-def record(
-    provider: str,
-    base_url: str,
-    model: str,
-    prompt: str,
-    stream: bool,
-    out: Path,
-    api_key_env: str | None,
-    headers: tuple[str, ...],
-    keep_headers: tuple[str, ...],
-    extra: str | None,
-    key_in_query: bool,
-    note: str | None,
-    force: bool,
-) -> None:
-    """Send one real request and record it as a cassette, with secrets scrubbed.
-
-    Credential, cookie, organization and project headers and `key=` query parameters are
-    removed; if the cassette still holds anything that looks like a credential, nothing is
-    written (exit status 1). Then review it with `conformance approve`.
-    """
-    from conformance.capture.record import RecordError, Recording
-    from conformance.capture.record import record as record_cassette
-    from conformance.cassettes import CassetteError, decode_cassette
-
-    parsed_headers = {}
-    for header in headers:
-        name, colon, value = header.partition(":")
-        if not colon or not name.strip():
-            click.echo(f"error: --header {header!r}: write 'Name: value'", err=True)
-            sys.exit(EXIT_USAGE)
-        parsed_headers[name.strip()] = value.strip()
-    try:
-        fields = json.loads(extra) if extra else {}
-    except ValueError as error:
-        click.echo(f"error: --extra is not JSON: {error}", err=True)
-        sys.exit(EXIT_USAGE)
-    if not isinstance(fields, dict):
-        click.echo("error: --extra must be a JSON object", err=True)
-        sys.exit(EXIT_USAGE)
-    recording = Recording(
-        provider,
-        base_url,
-        model,
-        prompt,
-        stream,
-        Recording.key_from_env(provider, api_key_env),
-        parsed_headers,
-        fields,
-        key_in_query,
-        note,
-        keep_headers,
-    )
-    try:
-        record_cassette(recording, out, force=force)
-    except RecordError as error:
-        click.echo(f"error: {error}", err=True)
-        sys.exit(EXIT_FAILED)
-    click.echo(f"wrote {out}")
-    try:
-        decoded = decode_cassette(out)
-    except CassetteError as error:
-        click.echo(
-            f"error: the capture does not decode: {error}\n"
-            "(kept for inspection: see docs/cassettes.md, when a provider changes its format)",
-            err=True,
-        )
-        sys.exit(EXIT_FAILED)
-    click.echo(
-        f"{decoded.family} ({decoded.form}), {len(decoded.chunks)} chunks; "
-        f"next: conformance approve {out}"
-    )
-
-
-@click.command()
 @click.argument("cassette", type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @click.option(
     "--cases",
@@ -420,102 +232,6 @@ def approve(
     except (ApproveError, CassetteError) as error:
         click.echo(f"error: {error}", err=True)
         sys.exit(EXIT_FAILED if accept else EXIT_USAGE)
-
-
-@click.command()
-@click.option(
-    "--impl",
-    "impls",
-    multiple=True,
-    required=True,
-    metavar="[NAME=]python:module:attr",
-    help="A Python client declaring the `http` capability (repeatable).",
-)
-@options_option("Options to judge under, overriding what the client declares.")
-@cases_option
-@click.option("--category", "categories", multiple=True, help="Only this category.")
-@click.option("--id", "ids", multiple=True, help="Only this case ID.")
-@click.option("-k", "keyword", help="pytest-style expression over ID, slug, category, ...")
-@report_dir_option(default=Path("reports") / "replay")
-@budget_options
-def replay(
-    impls: tuple[str, ...],
-    option_sets: tuple[str, ...],
-    case_dirs: tuple[Path, ...],
-    categories: tuple[str, ...],
-    ids: tuple[str, ...],
-    keyword: str | None,
-    report_dir: Path,
-    budget: float | None,
-    allow_unjudged: bool,
-) -> None:
-    """Check Python clients that make their own HTTP requests, on the cassette cases.
-
-    Each client gets an HttpCall per case, makes the request, and vcrpy replays the
-    recorded response (record mode none); its channels are judged as check `http`.
-    """
-    from conformance.capture.http import replay_run
-    from conformance.interface import metadata
-    from conformance.session import Job, Session, SessionSettings, standard_handlers
-    from conformance.session.run import implementation_specs
-    from conformance.transport.impls import connect
-
-    try:
-        specs = implementation_specs(impls, option_sets)
-        selection = Selection(categories, (), ids, (), CHECKS, keyword)
-        corpus = load_corpus(case_dirs or (bundled_cases_dir(),))
-        for problem in corpus.errors:
-            click.echo(str(problem), err=True)
-        try:
-            chosen = selection.apply(corpus.cases)
-        except ConformanceError:
-            if not corpus.errors:
-                raise
-            chosen = []
-        cases = [case for case in chosen if case.cassette is not None]
-        if not cases and not corpus.errors:
-            raise ConformanceError("the selection has no cassette-backed case")
-        for spec in specs:
-            if not spec.spec.startswith("python:"):
-                raise ConformanceError(
-                    f"--impl {spec.spec!r}: replay takes python: clients; check other "
-                    "languages with `conformance serve` (docs/cassettes.md)"
-                )
-
-        def job(spec: ImplementationSpec) -> Job:
-            def opened() -> Connection:
-                connection = connect(spec)
-                factory = getattr(connection, "factory", None)
-                if factory is None or "http" not in metadata(factory)["capabilities"]:
-                    raise UsageError(
-                        f"{spec.label}: does not declare the http capability "
-                        '(@implementation(..., capabilities=["http"])); run normalizers with '
-                        "`conformance run`"
-                    )
-                return connection
-
-            def work(connection: Connection, context: Context) -> None:
-                factory = connection.factory
-                for result in replay_run(factory, connection.info, cases).results:
-                    context.emit(result)
-
-            return Job(spec, len(cases), work, opened)
-
-        session = Session(
-            [job(spec) for spec in specs],
-            SessionSettings(
-                selection={**selection.to_json(), "checks": ["http"]},
-                budget=budget,
-                allow_unjudged=allow_unjudged,
-                problems=[str(problem) for problem in corpus.errors],
-            ),
-            standard_handlers(report_dir, click.echo),
-            echo=click.echo,
-        )
-        status = session.run().status
-    except ConformanceError as error:
-        usage_error(error)
-    sys.exit(status)
 
 
 COMMANDS = (decode, import_, serve, record, approve, replay)

@@ -25,14 +25,28 @@ if TYPE_CHECKING:
 class Contract(Protocol):
     """What a contract provides. Modules satisfy it structurally (see render.py)."""
 
-    #: The case-file `contract:` value, the protocol op and the fuzz property's name.
-    NAME: str
-    #: The case-file schema: a file name in conformance/schemas/, or the schema itself.
-    SCHEMA: str | Mapping[str, Any]
-    #: The checks, in the order they run for each case (names unique across contracts).
-    CHECKS: tuple[str, ...]
-    #: The method a `python:` implementation offers for the op.
-    METHOD: str
+    # Read-only members, so that a module's constants satisfy them (`CHECKS = ("a", "b")`
+    # is a tuple[str, str], which a settable tuple[str, ...] attribute would not accept).
+
+    @property
+    def NAME(self) -> str:
+        """The case-file `contract:` value, the protocol op and the fuzz property's name."""
+        ...
+
+    @property
+    def SCHEMA(self) -> str | Mapping[str, Any]:
+        """The case-file schema: a file name in conformance/schemas/, or the schema itself."""
+        ...
+
+    @property
+    def CHECKS(self) -> tuple[str, ...]:
+        """The checks, in the order they run for each case (names unique across contracts)."""
+        ...
+
+    @property
+    def METHOD(self) -> str:
+        """The method a `python:` implementation offers for the op."""
+        ...
 
     def requests(self, case_input: Mapping[str, Any], check: str) -> list[dict[str, Any]]:
         """The payloads one check sends; [] when the check does not apply to the input."""

@@ -37,7 +37,7 @@ _FIELD_ORDER = ("role", "content", "reasoning_content", "tool_calls", "tool_call
 # ------------------------------------------------------------------ the reference
 
 
-def reference(payload: dict) -> dict:
+def reference(payload: Mapping[str, Any]) -> dict[str, Any]:
     """The outgoing messages for `payload` ({history, settings}), or a rejection (ERR-001).
 
     Raises ValueError for a malformed history (a harness or case error, not a behaviour)."""
@@ -45,12 +45,11 @@ def reference(payload: dict) -> dict:
     problem = settings_problem(settings)
     if problem:
         return {"rejected": problem}
-    history = payload.get("history")
-    _check_history(history)
+    history = _checked_history(payload.get("history"))
     include = settings.get("includeInContext", DEFAULTS["includeInContext"])
     strip = settings.get("stripFromContext", DEFAULTS["stripFromContext"])
     kept = _kept_reasoning(history, strip)
-    messages = []
+    messages: list[dict[str, Any]] = []
     for index, stored in enumerate(history):
         # A new dict per message, deep copies of the values: the stored history stays as it
         # was (BR-002, BR-009) whatever the caller later does with the reply.
@@ -98,7 +97,8 @@ def _kept_reasoning(history: Sequence[Mapping[str, Any]], strip: str) -> dict[in
     return reasoning
 
 
-def _check_history(history: object) -> None:
+def _checked_history(history: object) -> list[dict[str, Any]]:
+    """`history` when it is a list of stored messages; ValueError saying what is wrong."""
     if not isinstance(history, list):
         raise ValueError(f"history must be a list of messages, not {json.dumps(history)}")
     for index, message in enumerate(history, 1):
@@ -115,12 +115,13 @@ def _check_history(history: object) -> None:
             raise ValueError(f"{where}: thinking must be a list of strings")
         if thinking and message["role"] != "assistant":
             raise ValueError(f"{where}: only assistant messages carry thinking")
+    return history
 
 
 # ------------------------------------------------------------------ the contract
 
 
-def requests(case_input: dict, check: str) -> list[dict]:
+def requests(case_input: Mapping[str, Any], check: str) -> list[dict[str, Any]]:
     if check not in CHECKS:
         raise ValueError(f"the egress contract has no check {check!r} (it has {CHECKS})")
     # A copy: an in-process implementation that modifies its input must not change the case.
@@ -128,8 +129,8 @@ def requests(case_input: dict, check: str) -> list[dict]:
 
 
 def judge(
-    case_input: dict, expected: dict, check: str, replies: list[dict]
-) -> tuple[Verdict, str, dict | None]:
+    case_input: Mapping[str, Any], expected: Mapping[str, Any], check: str, replies: Sequence[Any]
+) -> tuple[Verdict, str, dict[str, Any] | None]:
     if len(replies) != 1:
         return Verdict.FAIL, f"expected one reply, got {len(replies)}", None
     reply = replies[0]
@@ -158,7 +159,7 @@ def judge(
     return (Verdict.FAIL, difference, reply) if difference else (Verdict.PASS, "", reply)
 
 
-def _malformed(reply: dict) -> str:
+def _malformed(reply: Mapping[str, Any]) -> str:
     """What is wrong with the shape of a reply body, or ""."""
     keys = set(reply)
     if keys == {"rejected"}:

@@ -112,7 +112,8 @@ def reference(payload: Mapping[str, Any]) -> dict[str, Any]:
 
 def split_rendered(text: str) -> dict[str, str]:
     """A rendered stream read back by the reference normalizer: sections are thinking."""
-    return dict(normalize_whole(text, None, SECTION_OPTIONS))
+    split = normalize_whole(text, None, SECTION_OPTIONS)
+    return {"assistant": split["assistant"], "thinking": split["thinking"]}
 
 
 def original_channels(events: Sequence[tuple[str, str]]) -> dict[str, str]:

@@ -24,13 +24,10 @@ from hypothesis.database import DirectoryBasedExampleDatabase, ExampleDatabase
 
 from conformance import strategies as cs
 from conformance.errors import UsageError
+from conformance.fuzz.checks import property_check
 from conformance.fuzz.found import record_found, safe_label
-from conformance.fuzz.properties import (
-    PropertyFailure,
-    Target,
-    property_check,
-    run_property,
-)
+from conformance.fuzz.properties import run_property
+from conformance.fuzz.target import PropertyFailure, Target
 from conformance.model.options import Options
 from conformance.model.results import FuzzResult, ImplementationInfo, Verdict
 from conformance.transport.impls import connect

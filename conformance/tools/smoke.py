@@ -10,12 +10,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from conformance.model.chunks import Chunk
-from conformance.reference import Options, join, normalize_stream, normalize_whole
+from conformance.reference import Delta, Options, join, normalize_stream, normalize_whole
 from conformance.transport.connections import (
     Connection,
     Ok,
     Reply,
-    Request,
     StreamRequest,
     Unsupported,
     WholeRequest,
@@ -31,7 +30,7 @@ class SmokeResult:
 
 
 #: (name, request); run in this order, so "fresh state" follows a stream that ended in a block.
-REQUESTS: tuple[tuple[str, Request], ...] = (
+REQUESTS: tuple[tuple[str, StreamRequest | WholeRequest], ...] = (
     ("plain text", StreamRequest((Chunk("Hello, world."),))),
     ("one block", StreamRequest((Chunk("<think>plan</think>Answer"),))),
     ("split close tag", StreamRequest((Chunk("<think>plan</thi"), Chunk("nk>Answer")))),
@@ -64,7 +63,9 @@ def smoke(connection: Connection) -> list[SmokeResult]:
     return results
 
 
-def _judge(name: str, request: Request, reply: Reply, options: Options) -> SmokeResult:
+def _judge(
+    name: str, request: StreamRequest | WholeRequest, reply: Reply, options: Options
+) -> SmokeResult:
     if not isinstance(reply, Ok):
         # Leaving out the whole form is allowed; a stream op is what every implementation has.
         ok = isinstance(reply, Unsupported) and isinstance(request, WholeRequest)
@@ -80,15 +81,21 @@ def _judge(name: str, request: Request, reply: Reply, options: Options) -> Smoke
 
 def _channels(reply: Ok) -> dict[str, str]:
     if reply.deltas is not None:
-        return dict(join(reply.deltas))
+        return _plain(join(reply.deltas))
     assert reply.channels is not None
     return dict(reply.channels)
 
 
-def _reference(request: Request, options: Options) -> dict[str, str]:
+def _reference(request: StreamRequest | WholeRequest, options: Options) -> dict[str, str]:
     if isinstance(request, WholeRequest):
-        return dict(normalize_whole(request.content, request.reasoning, options))
-    return dict(join(normalize_stream([chunk.to_json() for chunk in request.chunks], options)))
+        return _plain(normalize_whole(request.content, request.reasoning, options))
+    deltas = normalize_stream([chunk.to_json() for chunk in request.chunks], options)
+    return _plain(join(map(_plain, deltas)))
+
+
+def _plain(split: Delta) -> dict[str, str]:
+    """The reference's typed split as the plain channels mapping the replies are."""
+    return {"assistant": split["assistant"], "thinking": split["thinking"]}
 
 
 def _show(channels: dict[str, str]) -> str:

@@ -1,0 +1,189 @@
+"""`conformance import --pending`: each interesting capture not in the corpus yet, copied
+beside the corpus (scrubbed, with its provenance) and proposed as a pending case."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from conformance.capture.importer import Finding, chunks_hash
+from conformance.capture.provenance import Origin, add_provenance, origin_of, scrub
+from conformance.cassettes._load import load_cassette
+from conformance.cassettes._secrets import scan as scan_credentials
+from conformance.corpus.casegen import (
+    expectations_for,
+    guess_taxonomy,
+    new_case_id,
+    render_case_file,
+)
+from conformance.corpus.cases import Case, load_corpus, load_file
+from conformance.corpus.check import load_retired
+
+
+class ImportProblem(Exception):
+    """The pending cases cannot be written; the message says why."""
+
+
+@dataclass(slots=True)
+class Written:
+    finding: Finding
+    cassette: Path | None = None
+    case_file: Path | None = None
+    #: Why no case was written (a duplicate of a corpus case, ...).
+    reason: str | None = None
+    case_id: str | None = None
+
+
+@dataclass(slots=True)
+class _Copies:
+    directory: Path
+    done: dict[Path, Path] = field(default_factory=dict)
+
+
+def write_pending(
+    findings: Sequence[Finding],
+    pending_dir: Path,
+    cases_dir: Path | None = None,
+    *,
+    repository: str | None = None,
+    commit: str | None = None,
+    license: str | None = None,
+    source_root: Path | None = None,
+) -> list[Written]:
+    """Write a pending case for each interesting finding not already in the corpus."""
+    cassettes_dir = _cassettes_beside(pending_dir)
+    corpus_dirs = [d for d in (cases_dir, pending_dir) if d is not None and d.is_dir()]
+    corpus = load_corpus(corpus_dirs) if corpus_dirs else None
+    cases = [c for c in (corpus.cases if corpus else ()) if isinstance(c, Case)]
+    known = {chunks_hash(case.chunks): case.id for case in cases}
+    used = {case.id for case in (corpus.cases if corpus else ())}
+    if cases_dir is not None:
+        used |= load_retired(cases_dir)
+    slugs = {case.slug for case in (corpus.cases if corpus else ())}
+    copies = _Copies(cassettes_dir)
+    written: list[Written] = []
+    for finding in findings:
+        if not finding.interesting:
+            continue
+        digest = chunks_hash(finding.chunks)
+        if digest in known:
+            written.append(Written(finding, reason=f"already in the corpus as {known[digest]}"))
+            continue
+        origin = origin_of(finding.source, repository, commit, source_root)
+        origin = Origin(origin.source, origin.repository, origin.commit, origin.path, license)
+        copy = _copy(copies, finding, origin)
+        case_id = new_case_id(used, first="23456789")
+        used.add(case_id)
+        name = copy.relative_to(cassettes_dir).as_posix()
+        slug = _slug(finding, slugs)
+        slugs.add(slug)
+        path = _write_case(pending_dir, case_id, slug, name, finding, origin)
+        known[digest] = case_id
+        written.append(Written(finding, copy, path, case_id=case_id))
+    return written
+
+
+def _cassettes_beside(pending_dir: Path) -> Path:
+    pending_dir = pending_dir.resolve()
+    for ancestor in (pending_dir, *pending_dir.parents[:2]):
+        candidate = ancestor / "cassettes"
+        if candidate.is_dir() and not (candidate / "__init__.py").exists():
+            return candidate
+    raise ImportProblem(
+        f"no cassettes/ directory beside {pending_dir} or the two directories above it: the "
+        "copied captures go there, where the pending cases find them (create it)"
+    )
+
+
+def _copy(copies: _Copies, finding: Finding, origin: Origin) -> Path:
+    source = finding.source.resolve()
+    if source in copies.done:
+        return copies.done[source]
+    directory = copies.directory / (finding.provider or "unknown").replace(".", "-")
+    directory.mkdir(parents=True, exist_ok=True)
+    stem = re.sub(r"[^A-Za-z0-9._-]+", "-", finding.source.stem).strip("-") or "capture"
+    suffix = finding.source.suffix.lower() or ".yaml"
+    target, number = directory / f"{stem}{suffix}", 2
+    while target.exists():
+        target, number = directory / f"{stem}-{number}{suffix}", number + 1
+    shutil.copyfile(finding.source, target)
+    removed = scrub(target)
+    already = load_cassette(target).provenance
+    if not already:
+        provenance = origin.provenance(finding.provider)
+        if removed:
+            provenance["scrubbed"] = f"headers removed: {', '.join(removed)}"
+        add_provenance(target, provenance)
+    problems = _credential_scan(target.read_text("utf-8"))
+    if problems:
+        target.unlink()
+        raise ImportProblem(
+            f"{finding.source}: still looks like it holds a credential after scrubbing "
+            f"({problems}); nothing was copied. Scrub it by hand first."
+        )
+    copies.done[source] = target
+    return target
+
+
+def _credential_scan(text: str) -> str:
+    return "; ".join(f"line {f.line}: {f.what}" for f in scan_credentials(text)[:3])
+
+
+def _slug(finding: Finding, used: set[str]) -> str:
+    stem = re.sub(r"[^a-z0-9]+", "-", finding.source.stem.lower()).strip("-")
+    base = f"recorded-{finding.provider}-{stem}"[:52].rstrip("-")
+    if finding.interaction:
+        base = f"{base}-{finding.interaction}"
+    slug, number = base, 2
+    while slug in used:
+        slug, number = f"{base}-{number}", number + 1
+    return slug
+
+
+def _write_case(
+    pending_dir: Path, case_id: str, slug: str, name: str, finding: Finding, origin: Origin
+) -> Path:
+    chunks = [chunk.to_json() for chunk in finding.chunks]
+    kind = "stream" if finding.streaming else "non-streaming"
+    title = f"Recorded {finding.provider} {finding.family} {kind}: {finding.source.stem}"
+    case: dict[str, Any] = {
+        "id": case_id,
+        "slug": slug,
+        "title": title[:90],
+        "taxonomy": guess_taxonomy(chunks),
+        "level": "must",
+        "pending": True,
+        "cassette": name,
+        **({"interaction": finding.interaction} if finding.interaction else {}),
+        **expectations_for(chunks),
+        "provenance": [{"kind": "cassette", "ref": f"cassettes/{name}"}],
+    }
+    where = f"{origin.repository}@{origin.commit} " if origin.repository else ""
+    case["note"] = f"Recorded: {where}{origin.path or origin.source}"
+    header = "\n".join(
+        [
+            f"# Pending review: written by `conformance import` from {origin.source}",
+            f"# (interaction {finding.interaction}: {finding.provider}, {finding.family}, "
+            f"{finding.form}), copied to cassettes/{name}.",
+            "# Every run reports it as SKIP (pending review) until accepted. Review it against",
+            "# SPEC.md (title, taxonomy entry, level, the reference's expected split), then:",
+            f"#   conformance approve cassettes/{name} --accept",
+            "# The chunks decoded from the capture:",
+            *(f"#   {json.dumps(chunk)}" for chunk in chunks[:200]),
+            *(["#   ..."] if len(chunks) > 200 else []),
+        ]
+    )
+    pending_dir.mkdir(parents=True, exist_ok=True)
+    path = pending_dir / f"{case_id}-{slug}.yaml"
+    description = "Captures imported from the wild, waiting for review (docs/cassettes.md)."
+    path.write_text(header + "\n" + render_case_file("cassettes", description, [case]), "utf-8")
+    _, errors = load_file(path)
+    if errors:  # a bug here, not the user's: never leave a broken file behind
+        path.unlink()
+        raise ImportProblem("the pending case did not load: " + "; ".join(map(str, errors)))
+    return path

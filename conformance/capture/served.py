@@ -1,0 +1,86 @@
+"""The cassettes `conformance serve` answers from, each with the cases that use it."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from conformance.cassettes._decode import decode_interaction
+from conformance.cassettes._load import Cassette, iter_cassette_files, load_cassette
+from conformance.cassettes._model import CassetteError, Interaction
+from conformance.corpus.cases import Case, ContractCase
+from conformance.model.options import Options
+
+
+@dataclass(slots=True)
+class Served:
+    """One cassette the server answers from."""
+
+    name: str
+    cassette: Cassette
+    cases: list[Case] = field(default_factory=list)
+    forms: list[str] = field(default_factory=list)
+    families: list[str] = field(default_factory=list)
+
+    def manifest(self, base: str) -> dict[str, Any]:
+        return {
+            "cassette": self.name,
+            "base_url": f"{base}/{self.name}",
+            "requests": [
+                {
+                    "method": i.method,
+                    "path": i.path,
+                    "family": self.families[i.index],
+                    "form": self.forms[i.index],
+                }
+                for i in self.cassette.interactions
+            ],
+            "cases": [
+                {"id": c.id, "slug": c.slug, "pending": c.pending, "expected": _expected(c)}
+                for c in self.cases
+            ],
+        }
+
+
+def _expected(case: Case) -> dict[str, Any] | str:
+    expectation = case.expectation(Options())
+    if isinstance(expectation, str):
+        return expectation
+    return {"stream": expectation.stream.to_json(), "whole": expectation.whole.to_json()}
+
+
+def load_served(
+    directory: Path, cases: Iterable[Case | ContractCase] = ()
+) -> tuple[list[Served], list[str]]:
+    """Every cassette under `directory`, with the cases that use it; problems as messages."""
+    served: list[Served] = []
+    problems: list[str] = []
+    by_path: dict[Path, list[Case]] = {}
+    for case in cases:
+        if isinstance(case, Case) and case.cassette is not None:  # contract cases have none
+            by_path.setdefault(case.cassette.path.resolve(), []).append(case)
+    for path in iter_cassette_files(directory):
+        try:
+            cassette = load_cassette(path)
+        except CassetteError as error:
+            problems.append(str(error))
+            continue
+        name = path.relative_to(directory).with_suffix("").as_posix()
+        entry = Served(name, cassette, by_path.get(path.resolve(), []))
+        for interaction in cassette.interactions:
+            family, form = _describe(interaction)
+            entry.families.append(family)
+            entry.forms.append(form)
+        served.append(entry)
+    return served, problems
+
+
+def _describe(interaction: Interaction) -> tuple[str, str]:
+    try:
+        decoded = decode_interaction(interaction)
+    except CassetteError:
+        # Served all the same: a client may be meant to fail on it.
+        return "unknown", "sse" if interaction.content_type == "text/event-stream" else "json"
+    return decoded.family, decoded.form

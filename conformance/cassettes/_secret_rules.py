@@ -1,0 +1,207 @@
+"""What looks like a credential: the rules of the one scanner and scrubber for cassettes.
+
+`conformance record` scrubs with them before writing and refuses to write what it still
+finds; `conformance approve` (and `--accept`) refuse a cassette they find anything in; and
+`conformance check` fails on one. What they look for:
+
+- credential headers, by name: `Authorization`, `Proxy-Authorization`, `x-api-key`,
+  `api-key`, `anthropic-api-key`, `x-goog-api-key`, `x-amz-security-token`, `Cookie`,
+  `Set-Cookie` and any name ending in `api-key`, `token`, `secret`, `password`,
+  `credential`, `signature`, `cookie` or `authorization`; and the headers that identify an
+  account (`OpenAI-Organization`, `OpenAI-Project`, `anthropic-organization-id`, ...);
+- credential query parameters (`key=`, `api_key=`, `token=`, `access_token=`, `sig=`,
+  `X-Amz-Signature=`, `X-Amz-Credential=`, ...), in the request URI and anywhere in text;
+- user information in a URI (`https://user:password@host`);
+- JSON fields named like keys or tokens (`api_key`, `apiKey`, `access_token`,
+  `client_secret`, `password`, ...) in request and response bodies, SSE `data:` lines and
+  NDJSON lines (in request bodies also plain `key` and `token`; a response's `token` is a
+  logprobs token, and its `signature` an Anthropic thinking signature, so those are not);
+- token shapes anywhere, in header values, URIs, bodies and metadata: `sk-...` (with
+  `sk-ant-...` and `sk-proj-...`), `AIza...`, `xai-...`, `gsk_...`, `hf_...`, GitHub
+  tokens, AWS access key IDs (`AKIA...`, `ASIA...`) and SigV4 signatures, JWTs, private
+  keys, `Bearer` tokens, `Basic` credentials and Cloudflare cookies;
+- when recording, the exact key and header values that were sent.
+
+A scrubbed value is replaced by `PLACEHOLDER`, which none of the rules matches, so a
+scrubbed cassette scans clean while still showing that a value was there. Scanning a
+cassette with these rules is `_secrets`; scrubbing text with them, `_scrub`.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import re
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+
+#: What a scrubbed value becomes. No rule below matches it.
+PLACEHOLDER = "[scrubbed]"
+
+#: Header names that carry a credential whatever their value looks like.
+CREDENTIAL_HEADERS = frozenset(
+    {
+        "authorization",
+        "proxy-authorization",
+        "x-api-key",
+        "api-key",
+        "anthropic-api-key",
+        "x-goog-api-key",
+        "x-amz-security-token",
+        "x-auth-token",
+        "cookie",
+        "set-cookie",
+    }
+)
+#: Header names that identify the account (or the request, to the provider).
+ACCOUNT_HEADERS = frozenset(
+    {
+        "openai-organization",
+        "openai-project",
+        "x-goog-user-project",
+        "anthropic-organization-id",
+    }
+)
+#: Name endings (lowercase, without `-` and `_`) of headers, query parameters and JSON
+#: fields that hold a credential.
+_SECRET_ENDINGS = (
+    "apikey",
+    "apitoken",
+    "accesskey",
+    "accesskeyid",
+    "secretkey",
+    "privatekey",
+    "accesstoken",
+    "authtoken",
+    "securitytoken",
+    "sessiontoken",
+    "refreshtoken",
+    "idtoken",
+    "bearertoken",
+    "clientsecret",
+    "secret",
+    "password",
+    "passwd",
+    "credential",
+    "credentials",
+    "authorization",
+)
+#: Also secret in headers and query parameters (not in response JSON, where `signature` is
+#: a thinking block's signature and `token` a logprobs token).
+_HEADER_ENDINGS = (*_SECRET_ENDINGS, "token", "signature", "cookie")
+_QUERY_NAMES = frozenset({"key", "token", "sig", "signature", "auth", "xamzcredential"})
+_REQUEST_FIELD_NAMES = frozenset({"key", "token"})
+
+
+def _compact(name: str) -> str:
+    return re.sub(r"[-_ .]", "", name.lower())
+
+
+def secret_header(name: str) -> bool:
+    """A header whose value is a credential or identifies the account."""
+    lower = name.lower()
+    if lower.startswith("access-control-"):  # CORS policy (allow-credentials: true), no secret
+        return False
+    return (
+        lower in CREDENTIAL_HEADERS
+        or lower in ACCOUNT_HEADERS
+        or _compact(name).endswith(_HEADER_ENDINGS)
+    )
+
+
+def secret_query_parameter(name: str) -> bool:
+    compact = _compact(name)
+    return compact in _QUERY_NAMES or compact.endswith(_HEADER_ENDINGS)
+
+
+def secret_field(name: str, *, request: bool) -> bool:
+    """A JSON field whose string value is a credential."""
+    compact = _compact(name)
+    return compact.endswith(_SECRET_ENDINGS) or (request and compact in _REQUEST_FIELD_NAMES)
+
+
+def _basic(match: re.Match[str]) -> bool:
+    """`Basic <base64 of user:password>`, not the word in a sentence."""
+    try:
+        decoded = base64.b64decode(match.group(1) + "==", validate=False).decode("ascii")
+    except (binascii.Error, UnicodeDecodeError):
+        return False
+    return ":" in decoded and decoded.isprintable()
+
+
+_QUERY_SHAPE = (
+    r"(?i)[?&;](?:key|api[_-]?key|apikey|access[_-]?token|token|sig|x-amz-signature|"
+    r"x-amz-credential|x-amz-security-token)=(?!\[scrubbed\]|%5Bscrubbed%5D)[^&\s\"'#<>]{6,}"
+)
+#: Checks a match of a shape before it counts (None: every match counts).
+ShapeCheck = Callable[[re.Match[str]], bool] | None
+#: Shapes of credentials: (what, pattern, optional check of a match).
+SHAPES: tuple[tuple[str, re.Pattern[str], ShapeCheck], ...] = tuple(
+    (what, re.compile(pattern), check)
+    for what, pattern, check in (
+        ("an Anthropic API key (sk-ant-...)", r"sk-ant-[A-Za-z0-9_-]{16,}", None),
+        ("an OpenAI project key (sk-proj-...)", r"sk-proj-[A-Za-z0-9_-]{16,}", None),
+        ("an API key (sk-...)", r"(?<![A-Za-z0-9_-])sk-[A-Za-z0-9_-]{16,}", None),
+        ("a Google API key (AIza...)", r"AIza[0-9A-Za-z_-]{30,}", None),
+        ("a Groq API key (gsk_...)", r"gsk_[A-Za-z0-9]{20,}", None),
+        ("an xAI API key (xai-...)", r"xai-[A-Za-z0-9]{20,}", None),
+        ("a Hugging Face token (hf_...)", r"(?<![A-Za-z0-9_])hf_[A-Za-z0-9]{30,}", None),
+        ("a GitHub token", r"gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{22,}", None),
+        ("an AWS access key ID", r"(?<![A-Z0-9])(?:AKIA|ASIA)[0-9A-Z]{16}(?![A-Z0-9])", None),
+        ("an AWS SigV4 signature", r"AWS4-HMAC-SHA256\s+Credential=\S+", None),
+        ("an AWS SigV4 signature", r"(?i)(?<![a-z])signature=[0-9a-f]{64}", None),
+        (
+            "a JSON Web Token",
+            r"eyJ[A-Za-z0-9_-]{10,}\.eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}",
+            None,
+        ),
+        ("a private key", r"-----BEGIN [A-Z ]*PRIVATE KEY-----", None),
+        ("a bearer token", r"(?i)\bbearer\s+[A-Za-z0-9._~+/=-]{8,}", None),
+        ("Basic credentials", r"\bBasic\s+([A-Za-z0-9+/]{6,}={0,2})(?![A-Za-z0-9+/=])", _basic),
+        ("a Cloudflare cookie", r"__cf_bm=[^;\s\"']+|_cfuvid=[^;\s\"']+", None),
+        ("a credential query parameter", _QUERY_SHAPE, None),
+    )
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    """Something that looks like a credential: where it sits, what it looks like, and a
+    masked excerpt (never the value itself)."""
+
+    where: str
+    what: str
+    excerpt: str
+    #: The line of the cassette file, where known (0: not known).
+    line: int = 0
+
+    def __str__(self) -> str:
+        at = f" (line {self.line})" if self.line and not self.where.startswith("line ") else ""
+        return f"{self.where}: {self.what}: {self.excerpt}{at}"
+
+
+def mask(value: str) -> str:
+    """A value as it may be shown: its first four characters."""
+    return repr(value[:4] + "..." if len(value) > 6 else "...")
+
+
+def shapes(text: str, secrets: Iterable[str] = ()) -> list[tuple[str, str]]:
+    """(what, matched text) for every credential shape in `text`, and every one of `secrets`
+    (exact values that must not appear) that does; overlapping matches count once."""
+    found: list[tuple[str, str]] = []
+    taken: list[tuple[int, int]] = []
+    for secret in secrets:
+        if secret and secret in text:
+            found.append(("the key or token that was sent", secret))
+            start = text.index(secret)
+            taken.append((start, start + len(secret)))
+    for what, pattern, check in SHAPES:
+        for match in pattern.finditer(text):
+            if check is not None and not check(match):
+                continue
+            start, end = match.span()
+            if any(start < b and a < end for a, b in taken):
+                continue
+            taken.append((start, end))
+            found.append((what, match.group()))
+    return found
