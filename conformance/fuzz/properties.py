@@ -259,7 +259,8 @@ def conservation(target: Target, chunks: list[dict[str, Any]], data: st.DataObje
     may_drop = target.options.unclosed_at_end == "drop" or (
         target.options.native_with_tags == "native_only" and bool(native)
     )
-    problem = unaccounted(kept, native, Channels(**actual), may_drop)
+    delimiter = target.options.grammar.delimiter
+    problem = unaccounted(kept, native, Channels(**actual), may_drop, delimiter)
     if problem:
         squeezed = Channels(squeeze(actual["assistant"]), squeeze(actual["thinking"]))
         if unaccounted(squeeze(kept), squeeze(native), squeezed, may_drop) is None:
@@ -439,7 +440,7 @@ def _found_file(
         "provenance": [
             {
                 "kind": "fuzz",
-                "ref": f"conformance fuzz --impl {spec} --seed {result.seed}",
+                "ref": f"conformance fuzz --impl {label}={spec} --seed {result.seed}",
                 "test": result.property,
             }
         ],

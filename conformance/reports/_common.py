@@ -4,7 +4,6 @@ fuzzing results in reading order and the command that replays them."""
 from __future__ import annotations
 
 import json
-import shlex
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -170,7 +169,7 @@ def fuzz_counts(implementation: ImplementationRun) -> str:
     return ", ".join(f"{n} {v.value}" for v, n in counts.items() if n)
 
 
-def _fuzz_selection(run: Run) -> Mapping[str, Any]:
+def fuzz_selection(run: Run) -> Mapping[str, Any]:
     """The settings `conformance fuzz` records in the run's selection, if it does."""
     session = run.selection.get("fuzz")
     return session if isinstance(session, Mapping) else {}
@@ -179,29 +178,7 @@ def _fuzz_selection(run: Run) -> Mapping[str, Any]:
 def session_seed(run: Run, implementation: ImplementationRun) -> int:
     """The seed a fuzzing session started from (properties on a time budget each move on
     from it, and record the seed of the slice that failed)."""
-    seed = _fuzz_selection(run).get("seed")
+    seed = fuzz_selection(run).get("seed")
     if isinstance(seed, int):
         return seed
     return min((r.seed for r in implementation.fuzz), default=0)
-
-
-def replay_command(
-    run: Run, implementation: ImplementationRun, result: FuzzResult | None = None
-) -> str:
-    """The `conformance fuzz` command line that replays a session (or one property of it):
-    the same implementation, options and seed, without the example database."""
-    info = implementation.info
-    words = ["conformance", "fuzz", "--impl", info.spec]
-    differences = option_differences(info.options)
-    if differences:
-        words += ["--options", json.dumps(differences, ensure_ascii=False)]
-    if result is not None:
-        words += ["--property", result.property]
-    session = _fuzz_selection(run)
-    seed = result.seed if result is not None else session_seed(run, implementation)
-    # A time budget runs slices of examples, each seeded anew (the result's seed says which);
-    # only a count of examples replays as a count.
-    if session.get("max_examples") and not session.get("seconds"):
-        words += ["--max-examples", str(session["max_examples"])]
-    words += ["--seed", str(seed), "--database", "none"]
-    return shlex.join(words)

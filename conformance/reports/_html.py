@@ -37,11 +37,11 @@ from ._common import (
     has_cases,
     has_fuzz,
     header_line,
-    replay_command,
     session_seed,
 )
 from ._plain import CHANNELS, STRIP_HEAD, STRIP_TAIL, content_only
 from ._visible import ELIDED, END, NULL, opcodes, parts, printable, window
+from .replay import replay_command
 
 FILENAME = "report.html"
 

@@ -29,11 +29,11 @@ from ._common import (
     has_cases,
     has_fuzz,
     header_line,
-    replay_command,
     session_seed,
 )
 from ._plain import CHANNELS, channel_lines, chunk_lines, input_title
 from ._visible import one_line, printable, visible
+from .replay import replay_command
 
 FILENAME = "report.md"
 #: Detailed entries per implementation; a PR comment has a size limit and a reader has patience.
