@@ -4,7 +4,7 @@ fuzzing results in reading order and the command that replays them."""
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -65,6 +65,12 @@ class CaseRow:
         results = self.results.get(label)
         return worst(r.verdict for r in results) if results else None
 
+    @property
+    def clean(self) -> bool:
+        """Every check of every implementation passed or was skipped."""
+        fine = (Verdict.PASS, Verdict.SKIP)
+        return all(r.verdict in fine for results in self.results.values() for r in results)
+
     def vector(self, label: str) -> tuple[tuple[str, str], ...]:
         return tuple((r.check, r.verdict.value) for r in self.results.get(label, ()))
 
@@ -91,6 +97,19 @@ def case_rows(run: Run) -> dict[str, list[CaseRow]]:
     for row in rows.values():
         grouped.setdefault(row.category, []).append(row)
     return grouped
+
+
+def category_counts(rows: Sequence[CaseRow], label: str) -> tuple[int, int]:
+    """(cases passed, cases run) of one category on one implementation: a case passes when
+    every check is PASS or NON_STRICT; one whose checks were all skipped does not count."""
+    passed = total = 0
+    for row in rows:
+        verdicts = {r.verdict for r in row.results.get(label, ())}
+        if not verdicts or verdicts == {Verdict.SKIP}:
+            continue
+        total += 1
+        passed += verdicts <= {Verdict.PASS, Verdict.NON_STRICT, Verdict.SKIP}
+    return passed, total
 
 
 def header_line(run: Run) -> str:

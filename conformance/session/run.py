@@ -101,11 +101,20 @@ def finish(
     run = new_run(runs, dict(selection))
     run.duration = time.perf_counter() - started
     echo(summary_table(run))
+    written = []
     if report_dir is not None:
         from conformance.reports import write_reports
 
         for path in write_reports(run, report_dir):
             echo(f"wrote {path}")
+            written.append(path)
+    from conformance.reports.terminal import render_top
+
+    # What to fix first, a few lines per bug class, after the counts.
+    report = next((str(path) for path in written if path.suffix == ".md"), "")
+    top = render_top(run, report=report)
+    if top:
+        echo(top.rstrip("\n"))
     return run
 
 
