@@ -188,10 +188,6 @@ def unaccounted(
     may_drop: bool,
     delimiter: re.Pattern[str] | None = None,
 ) -> str | None:
-    # A delimiter left in a channel is input text, not invented text: say which it is.
-    left = delimiter.findall(channels.assistant + "\0" + channels.thinking) if delimiter else []
-    if left:
-        return f"delimiters left in a channel (a delimiter is not text): {', '.join(left)}"
     if not _is_subsequence(channels.assistant, kept):
         return "the assistant text is not the content, in order, less delimiters and thinking"
     if not _is_subsequence(native, channels.thinking):
@@ -200,6 +196,10 @@ def unaccounted(
     out = Counter(channels.assistant) + Counter(channels.thinking)
     invented = out - have
     if invented:
+        # A delimiter left in a channel is input text, not invented text: say which it is.
+        left = delimiter.findall(channels.assistant + "\0" + channels.thinking) if delimiter else []
+        if left and not invented - Counter("".join(left)):
+            return f"delimiters left in a channel (a delimiter is not text): {', '.join(left)}"
         return f"characters that are not in the input: {''.join(sorted(invented.elements()))!r}"
     lost = have - out
     if lost and not may_drop:
