@@ -163,9 +163,10 @@ def test_fuzzing_through_pytest(run, pytester: pytest.Pytester):
     assert reference.ret == 0
 
 
-def test_an_implementation_that_cannot_start_is_one_usage_error(run):
+@pytest.mark.parametrize("workers", [[], ["-n", "2"]], ids=["serial", "xdist"])
+def test_an_implementation_that_cannot_start_is_one_usage_error(run, workers):
     """A typo in the module name: one message and a non-zero exit, not a failure per test."""
-    result = run("--conformance-impl", "python:no_such_normalizer_module:make")
+    result = run("--conformance-impl", "python:no_such_normalizer_module:make", *workers)
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     output = result.stdout.lines + result.stderr.lines
     assert len(output) <= 30, "\n".join(output)
