@@ -137,6 +137,14 @@ def test_fuzzing_through_pytest(run, pytester: pytest.Pytester):
     assert outcomes["failed"] >= 1 and outcomes["failed"] + outcomes["passed"] == 6
     assert outcomes["skipped"] == 2
     result.stdout.fnmatch_lines(["*FAIL: property * examples (seed 0)*", "shrunk input: *"])
+    # The replay command names the implementation under its label, with the profile's budget.
+    replays = [line for line in result.stdout.lines if line.startswith("replay: ")]
+    assert replays and all("=..." not in line for line in replays)
+    assert all(
+        "--impl bug=python:tests.fuzz_targets:NativeFlushesCarry" in line
+        and "--max-examples 300" in line
+        for line in replays
+    )
     data = json.loads((reports / "results.json").read_text())
     fuzz = data["implementations"][0]["fuzz"]
     assert {entry["property"] for entry in fuzz} == {
@@ -153,3 +161,68 @@ def test_fuzzing_through_pytest(run, pytester: pytest.Pytester):
         "--conformance-impl", "reference", "--conformance-fuzz", "-m", "conformance_fuzz"
     )
     assert reference.ret == 0
+
+
+@pytest.mark.parametrize("workers", [[], ["-n", "2"]], ids=["serial", "xdist"])
+def test_an_implementation_that_cannot_start_is_one_usage_error(run, workers):
+    """A typo in the module name: one message and a non-zero exit, not a failure per test."""
+    result = run("--conformance-impl", "python:no_such_normalizer_module:make", *workers)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    output = result.stdout.lines + result.stderr.lines
+    assert len(output) <= 30, "\n".join(output)
+    result.stderr.fnmatch_lines(["*cannot start*", "*cannot import 'no_such_normalizer_module'*"])
+    assert "passed" not in result.stdout.str() and "failed" not in result.stdout.str()
+
+
+def test_counters_and_collect_only_agree(run):
+    selected = run("--conformance-impl", "reference", "-m", "conformance_orphan_close")
+    assert selected.ret == 0
+    line = next(line for line in selected.stdout.lines if line.startswith("collected "))
+    numbers = [int(word) for word in line.replace("/", " ").split() if word.isdigit()]
+    total, deselected, chosen = numbers
+    assert total > deselected > 0 and chosen == total - deselected
+    assert selected.parseoutcomes()["passed"] + selected.parseoutcomes().get("skipped", 0) == (
+        chosen
+    )
+    listed = run(
+        "--conformance-impl", "reference", "-m", "conformance_orphan_close", "--collect-only", "-q"
+    )
+    assert listed.ret == 0
+    items = [line for line in listed.stdout.lines if line.startswith("conformance[reference]::")]
+    assert len(items) == chosen
+    listed.stdout.fnmatch_lines([f"{chosen}/{total} tests collected ({deselected} deselected)*"])
+
+
+def test_category_markers_are_registered_without_an_implementation(run):
+    result = run("--markers")
+    assert result.ret == 0
+    result.stdout.fnmatch_lines(["@pytest.mark.conformance_split_delimiters: *"])
+    strict = run("--strict-markers", "-m", "conformance_orphan_close", "--collect-only", "-q")
+    assert strict.ret == pytest.ExitCode.NO_TESTS_COLLECTED
+
+
+def test_an_expectation_file_is_read_once_per_session(run, pytester: pytest.Pytester):
+    expectations = pytester.path / "expectations"
+    expectations.mkdir()
+    (expectations / "bug.yaml").write_text("CHSZ: {reason: never flushes}\n")
+    counter = pytester.path / "loads.txt"
+    # Count the loads where they happen, without changing what they return.
+    pytester.makeconftest(
+        "import conformance.corpus.expectations as e\n"
+        "real = e.load_expected_failures\n"
+        "def counting(path):\n"
+        f"    with open({str(counter)!r}, 'a') as out:\n"
+        "        out.write('x')\n"
+        "    return real(path)\n"
+        "e.load_expected_failures = counting\n"
+    )
+    result = run(
+        "--conformance-impl",
+        "bug=python:tests.broken_impls:NoFlush",
+        "-k",
+        "CHSZ or FLUSH",
+        f"--conformance-expectations={expectations}",
+    )
+    outcomes = result.parseoutcomes()
+    assert outcomes["xfailed"] >= 1 and outcomes["xfailed"] + outcomes.get("failed", 0) > 2
+    assert counter.read_text() == "x"

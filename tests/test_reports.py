@@ -328,7 +328,9 @@ def test_markdown_caps_the_detailed_failures(run: Run) -> None:
             if r.verdict is Verdict.FAIL][:120]  # fmt: skip
     run.implementations[1].results = many
     text = _markdown.render(run, max_details=50)
-    assert text.count("### ❌ FAIL") == 50
+    # The detail section, after the bug classes' smallest examples (`#### ...`).
+    details = [line for line in text.splitlines() if line.startswith("### ❌ FAIL")]
+    assert len(details) == 50
     assert "*70 more not shown here (70 FAIL); see results.json.*" in text
 
 
@@ -383,7 +385,8 @@ def test_junit_reports_an_implementation_that_could_not_run(run: Run, tmp_path: 
 
 def test_html_is_self_contained_and_escaped(written: dict[str, Path]) -> None:
     page = written["report.html"].read_text("utf-8")
-    assert not re.search(r"(src|href)\s*=|@import|url\(|<link", page)
+    # Links within the page only (the bug classes link to their cases in the matrix).
+    assert not re.search(r"src\s*=|href\s*=\s*\"[^#]|@import|url\(|<link", page)
     assert "https://" not in page and "http://" not in page
     assert "<think>" not in page and "<script>alert" not in page
     assert page.count("<script>") == 1
@@ -458,7 +461,7 @@ class _Dom(HTMLParser):
 
 
 def test_html_renders_in_a_browser(written: dict[str, Path], tmp_path: Path) -> None:
-    page = _dump_dom(written["report.html"], tmp_path / "profile")
+    page = _dump_dom(written["report.html"], tmp_path / "profile", "#all")
     dom = _Dom()
     dom.feed(page)
     assert list(dom.rows) == list(CASES)  # one row per case, grouped by category in run order
@@ -499,6 +502,33 @@ def test_html_pruned_view_hides_agreeing_rows_in_a_browser(
     hidden = [case for case, row in dom.rows.items() if "hidden" in row]
     assert hidden == ["AAAA", "FFFF"]
     assert "6 of 8 cases shown" in page
+
+
+def test_html_opens_on_the_problems_in_a_browser(written: dict[str, Path], tmp_path: Path) -> None:
+    dom = _Dom()
+    page = _dump_dom(written["report.html"], tmp_path / "profile")
+    dom.feed(page)
+    hidden = [case for case, row in dom.rows.items() if "hidden" in row]
+    assert hidden == ["AAAA", "FFFF"]  # every check passed or was skipped
+    assert "6 of 8 cases shown" in page
+
+
+def test_html_leads_with_bug_classes_and_counts_categories(run: Run) -> None:
+    page = _html.render(run)
+    # What to fix comes first, problems-only is on, and each category row counts passes.
+    assert page.index('id="fix"') < page.index('id="summary"') < page.index('id="cases"')
+    assert '<input type="checkbox" id="problems" checked>' in page
+    assert re.search(r'<td class="count some"[^>]*>\d+/\d+ passed</td>', page)
+    fix = page[page.index('id="fix"') : page.index('id="summary"')]
+    assert 'data-class="delimiter-shown"' in fix and 'href="#case-BBBB"' in fix
+    assert 'id="case-BBBB"' in page
+
+
+def test_html_of_a_clean_run_shows_every_case(run: Run) -> None:
+    run.implementations = run.implementations[:1]  # the reference: nothing to fix
+    page = _html.render(run)
+    assert 'id="fix"' not in page
+    assert '<input type="checkbox" id="problems">' in page
 
 
 # --- diff --------------------------------------------------------------------------------------

@@ -112,11 +112,15 @@ def test_results_json_validates_and_round_trips(any_run: Run, tmp_path: Path) ->
 # --- report.md ---------------------------------------------------------------------------------
 
 
-def test_markdown_puts_fuzzing_first(any_run: Run) -> None:
+def test_markdown_puts_what_to_fix_then_fuzzing_first(any_run: Run) -> None:
     text = _markdown.render(any_run)
     headings = re.findall(r"^## (.+)$", text, flags=re.M)
-    assert headings[:2] == ["Fuzzing", "Summary"]
-    table = text[text.index("## Fuzzing") : text.index("### ")]
+    # A run that also checked cases leads with their bug classes, then the fuzzing.
+    checked = any(i.results for i in any_run.implementations)
+    fix = ["What to fix in `buggy`"] if checked else []
+    assert headings[: len(fix) + 2] == [*fix, "Fuzzing", "Summary"]
+    fuzzing = text.index("## Fuzzing")
+    table = text[fuzzing : text.index("### ", fuzzing)]
     assert re.search(
         r"^\| `buggy`\s*\| `differential`\s*\| ❌ FAIL\s*\| 14\s*\| 151\s*\| 7\s*\|$", table, re.M
     )
@@ -162,12 +166,17 @@ def test_markdown_shows_each_counterexample_in_full_failures_first(any_run: Run)
 
 def test_markdown_session_replay_names_every_fuzzed_implementation(any_run: Run) -> None:
     text = _markdown.render(any_run)
-    fuzzing = text[text.index("## Fuzzing") : text.index("### ")]
+    start = text.index("## Fuzzing")
+    fuzzing = text[start : text.index("### ", start)]
     block = re.search(r"Replay the session exactly with:\n\n```sh\n(.*?)\n```", fuzzing, re.S)
     assert block is not None
     commands = [shlex.split(line) for line in block.group(1).splitlines()]
-    fuzzed = [i.info.spec for i in any_run.implementations if i.fuzz]
-    assert [words[words.index("--impl") + 1] for words in commands] == fuzzed
+    fuzzed = [i.info for i in any_run.implementations if i.fuzz]
+    named = [words[words.index("--impl") + 1] for words in commands]
+    # The label comes back too, where the spec alone would give another one.
+    assert [
+        name.removeprefix(f"{info.label}=") for name, info in zip(named, fuzzed, strict=True)
+    ] == [info.spec for info in fuzzed]
     assert all(words[:2] == ["conformance", "fuzz"] for words in commands)
     assert all(words[-4:] == ["--seed", "7", "--database", "none"] for words in commands)
     assert "Seed 7." in fuzzing
@@ -432,7 +441,8 @@ def test_html_with_cases_and_fuzzing_runs_its_script_in_a_browser(tmp_path: Path
     write_reports(run, tmp_path / "reports")
     page, console = _render_in_chromium(tmp_path / "reports" / "report.html", tmp_path / "p")
     assert "Uncaught" not in console
-    assert "8 of 8 cases shown" in page  # the view script ran past the fuzzing section
+    # The view script ran past the fuzzing section (and, with failures, shows the problems).
+    assert re.search(r"\b\d of 8 cases shown", page)
     dom = _FuzzDom()
     dom.feed(page)
     assert {impl for impl, _ in dom.cells} == {"buggy"}

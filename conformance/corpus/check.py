@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import re
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
@@ -199,7 +200,13 @@ def _may_drop(options: Options, reasoning: str) -> bool:
     )
 
 
-def unaccounted(kept: str, native: str, channels: Channels, may_drop: bool) -> str | None:
+def unaccounted(
+    kept: str,
+    native: str,
+    channels: Channels,
+    may_drop: bool,
+    delimiter: re.Pattern[str] | None = None,
+) -> str | None:
     if not _is_subsequence(channels.assistant, kept):
         return "the assistant text is not the content, in order, less delimiters and thinking"
     if not _is_subsequence(native, channels.thinking):
@@ -208,6 +215,10 @@ def unaccounted(kept: str, native: str, channels: Channels, may_drop: bool) -> s
     out = Counter(channels.assistant) + Counter(channels.thinking)
     invented = out - have
     if invented:
+        # A delimiter left in a channel is input text, not invented text: say which it is.
+        left = delimiter.findall(channels.assistant + "\0" + channels.thinking) if delimiter else []
+        if left and not invented - Counter("".join(left)):
+            return f"delimiters left in a channel (a delimiter is not text): {', '.join(left)}"
         return f"characters that are not in the input: {''.join(sorted(invented.elements()))!r}"
     lost = have - out
     if lost and not may_drop:

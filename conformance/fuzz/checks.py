@@ -123,7 +123,8 @@ def conservation(target: Target, chunks: list[dict[str, Any]], data: st.DataObje
     may_drop = target.options.unclosed_at_end == "drop" or (
         target.options.native_with_tags == "native_only" and bool(native)
     )
-    problem = unaccounted(kept, native, Channels(**actual), may_drop)
+    delimiter = target.options.grammar.delimiter
+    problem = unaccounted(kept, native, Channels(**actual), may_drop, delimiter)
     if problem:
         squeezed = Channels(squeeze(actual["assistant"]), squeeze(actual["thinking"]))
         if unaccounted(squeeze(kept), squeeze(native), squeezed, may_drop) is None:

@@ -44,7 +44,7 @@ def _found_file(
         "provenance": [
             {
                 "kind": "fuzz",
-                "ref": f"conformance fuzz --impl {spec} --seed {result.seed}",
+                "ref": f"conformance fuzz --impl {label}={spec} --seed {result.seed}",
                 "test": result.property,
             }
         ],

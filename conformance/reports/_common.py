@@ -4,8 +4,7 @@ fuzzing results in reading order and the command that replays them."""
 from __future__ import annotations
 
 import json
-import shlex
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -66,6 +65,12 @@ class CaseRow:
         results = self.results.get(label)
         return worst(r.verdict for r in results) if results else None
 
+    @property
+    def clean(self) -> bool:
+        """Every check of every implementation passed or was skipped."""
+        fine = (Verdict.PASS, Verdict.SKIP)
+        return all(r.verdict in fine for results in self.results.values() for r in results)
+
     def vector(self, label: str) -> tuple[tuple[str, str], ...]:
         return tuple((r.check, r.verdict.value) for r in self.results.get(label, ()))
 
@@ -92,6 +97,19 @@ def case_rows(run: Run) -> dict[str, list[CaseRow]]:
     for row in rows.values():
         grouped.setdefault(row.category, []).append(row)
     return grouped
+
+
+def category_counts(rows: Sequence[CaseRow], label: str) -> tuple[int, int]:
+    """(cases passed, cases run) of one category on one implementation: a case passes when
+    every check is PASS or NON_STRICT; one whose checks were all skipped does not count."""
+    passed = total = 0
+    for row in rows:
+        verdicts = {r.verdict for r in row.results.get(label, ())}
+        if not verdicts or verdicts == {Verdict.SKIP}:
+            continue
+        total += 1
+        passed += verdicts <= {Verdict.PASS, Verdict.NON_STRICT, Verdict.SKIP}
+    return passed, total
 
 
 def header_line(run: Run) -> str:
@@ -178,7 +196,7 @@ def fuzz_counts(implementation: ImplementationRun) -> str:
     return ", ".join(f"{n} {v.value}" for v, n in counts.items() if n)
 
 
-def _fuzz_selection(run: Run) -> Mapping[str, Any]:
+def fuzz_selection(run: Run) -> Mapping[str, Any]:
     """The settings `conformance fuzz` records in the run's selection, if it does."""
     session = run.selection.get("fuzz")
     return session if isinstance(session, Mapping) else {}
@@ -187,29 +205,7 @@ def _fuzz_selection(run: Run) -> Mapping[str, Any]:
 def session_seed(run: Run, implementation: ImplementationRun) -> int:
     """The seed a fuzzing session started from (properties on a time budget each move on
     from it, and record the seed of the slice that failed)."""
-    seed = _fuzz_selection(run).get("seed")
+    seed = fuzz_selection(run).get("seed")
     if isinstance(seed, int):
         return seed
     return min((r.seed for r in implementation.fuzz), default=0)
-
-
-def replay_command(
-    run: Run, implementation: ImplementationRun, result: FuzzResult | None = None
-) -> str:
-    """The `conformance fuzz` command line that replays a session (or one property of it):
-    the same implementation, options and seed, without the example database."""
-    info = implementation.info
-    words = ["conformance", "fuzz", "--impl", info.spec]
-    differences = option_differences(info.options)
-    if differences:
-        words += ["--options", json.dumps(differences, ensure_ascii=False)]
-    if result is not None:
-        words += ["--property", result.property]
-    session = _fuzz_selection(run)
-    seed = result.seed if result is not None else session_seed(run, implementation)
-    # A time budget runs slices of examples, each seeded anew (the result's seed says which);
-    # only a count of examples replays as a count.
-    if session.get("max_examples") and not session.get("seconds"):
-        words += ["--max-examples", str(session["max_examples"])]
-    words += ["--seed", str(seed), "--database", "none"]
-    return shlex.join(words)

@@ -10,9 +10,6 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from html import escape
-from itertools import groupby
-from operator import itemgetter
 from pathlib import Path
 
 from conformance.model.results import (
@@ -29,6 +26,7 @@ from ._common import (
     VERDICTS,
     CaseRow,
     case_rows,
+    category_counts,
     diff_sides,
     format_options,
     format_selection,
@@ -37,11 +35,13 @@ from ._common import (
     has_cases,
     has_fuzz,
     header_line,
-    replay_command,
     session_seed,
 )
-from ._plain import CHANNELS, STRIP_HEAD, STRIP_TAIL, content_only
-from ._visible import ELIDED, END, NULL, opcodes, parts, printable, window
+from ._html_assets import CSS, SCRIPT
+from ._html_fix import fix_section
+from ._html_parts import attr, badge, channels_html, chunks_html, esc, vis
+from ._visible import printable
+from .replay import replay_command
 
 FILENAME = "report.html"
 
@@ -60,7 +60,8 @@ _MEANING = {
 def render(run: Run) -> str:
     labels = [implementation.info.label for implementation in run.implementations]
     grouped = case_rows(run)
-    total = sum(len(rows) for rows in grouped.values())
+    all_rows = [row for rows in grouped.values() for row in rows]
+    total = len(all_rows)
     # A fuzzing session checks no cases: its page is the fuzzing section and the summary.
     show_cases = has_cases(run) or not has_fuzz(run)
     body = [
@@ -71,6 +72,8 @@ def render(run: Run) -> str:
         "</header>",
         "<main>",
     ]
+    # What to fix leads: the smallest failing input of each bug class.
+    body.append(fix_section(run))
     if has_fuzz(run):
         body.append(_fuzzing(run, legend=not show_cases))
     body += ['<section id="summary"><h2>Summary</h2>', _summary(run), "</section>"]
@@ -78,7 +81,7 @@ def render(run: Run) -> str:
         body += [
             '<section id="cases">',
             f"<h2>Cases <small>({total})</small></h2>",
-            _controls(len(labels), total),
+            _controls(len(labels), total, problems=any(not r.clean for r in all_rows)),
             _legend(),
             '<div class="matrix-wrap">',
             _matrix(labels, grouped),
@@ -91,9 +94,9 @@ def render(run: Run) -> str:
         '<html lang="en">\n<head>\n<meta charset="utf-8">\n'
         '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
         f"<title>Conformance report · {esc(', '.join(labels))}</title>\n"
-        f"<style>{_CSS}</style>\n</head>\n<body>\n"
+        f"<style>{CSS}</style>\n</head>\n<body>\n"
         + "\n".join(body)
-        + f"\n<script>{_SCRIPT}</script>\n</body>\n</html>\n"
+        + f"\n<script>{SCRIPT}</script>\n</body>\n</html>\n"
     )
 
 
@@ -101,37 +104,6 @@ def write(run: Run, directory: Path) -> Path:
     path = directory / FILENAME
     path.write_text(render(run), "utf-8")
     return path
-
-
-def esc(value: object) -> str:
-    """Text content: `<`, `>` and `&` escaped (quotes need no escaping outside attributes)."""
-    return escape(str(value), quote=False)
-
-
-def attr(value: object) -> str:
-    """An attribute value, for use between double quotes."""
-    return escape(str(value), quote=True)
-
-
-def vis(value: str, *, end: bool = True) -> str:
-    """Escaped text with whitespace and invisible characters shown as styled symbols."""
-    out = []
-    for kind, group in groupby(parts(value), key=itemgetter(0)):
-        # One span per run of symbols: indentation is runs of spaces.
-        shown = esc("".join(text for _, text in group))
-        if kind == "ws":
-            # Common fonts (DejaVu, Liberation) lack U+240D: CSS draws it, the text stays ␍.
-            shown = shown.replace("␍", '<span class="cr">␍</span>')
-        out.append(shown if kind == "text" else f'<span class="{kind}">{shown}</span>')
-    if end:
-        out.append(f'<span class="ws">{END}</span>')
-    return "".join(out)
-
-
-def badge(verdict: Verdict | None) -> str:
-    if verdict is None:
-        return '<span class="badge v-none">not run</span>'
-    return f'<span class="badge v-{verdict.value}">{verdict.value}</span>'
 
 
 # --- summary ---------------------------------------------------------------------------------
@@ -180,7 +152,9 @@ def _fuzz_counts(implementation: ImplementationRun) -> str:
     return " ".join(shown) or "&ndash;"
 
 
-def _controls(implementations: int, total: int) -> str:
+def _controls(implementations: int, total: int, *, problems: bool) -> str:
+    """The view toggles; the page opens on the problems when there are any (`#all` in the
+    address shows every case)."""
     prune = (
         '<label><input type="checkbox" id="prune"> Pruned view: hide cases where every'
         " implementation has the same verdict for every check</label>"
@@ -189,7 +163,8 @@ def _controls(implementations: int, total: int) -> str:
     )
     return (
         f'<div class="controls">{prune}'
-        '<label><input type="checkbox" id="problems"> Problems only: hide cases where every'
+        f'<label><input type="checkbox" id="problems"{" checked" if problems else ""}>'
+        " Problems only: hide cases where every"
         " check passed or was skipped</label>"
         f'<span id="shown">{total} of {total} cases shown</span></div>'
     )
@@ -290,10 +265,10 @@ def _fuzz_panel(
     if reason:
         out.append(f'<p class="reason">{esc(printable(reason))}</p>')
     if example.get("chunks") is not None:
-        out.append(_chunks(example["chunks"]))
+        out.append(chunks_html(example["chunks"]))
     if example.get("expected") is not None or example.get("actual") is not None:
         sides = diff_sides(result.property)
-        out.append(_channels(example.get("expected"), example.get("actual"), sides))
+        out.append(channels_html(example.get("expected"), example.get("actual"), sides))
     if result.case_file:
         out.append(
             f'<p class="case-file">Case file: <code>{esc(printable(result.case_file))}</code>'
@@ -314,9 +289,10 @@ def _matrix(labels: Sequence[str], grouped: Mapping[str, list[CaseRow]]) -> str:
     out = [f'<table class="matrix"><thead><tr><th scope="col">case</th>{head}</tr></thead>']
     for category, rows in grouped.items():
         out.append(f'<tbody class="category" data-category="{attr(category)}">')
+        counts = "".join(_category_count(rows, label) for label in labels)
         out.append(
-            f'<tr class="category-head"><th colspan="{len(labels) + 1}">{esc(category)}'
-            f" <small>({len(rows)} case{'s' if len(rows) != 1 else ''})</small></th></tr>"
+            f'<tr class="category-head"><th>{esc(category)}'
+            f" <small>({len(rows)} case{'s' if len(rows) != 1 else ''})</small></th>{counts}</tr>"
         )
         out.extend(_row(row, labels) for row in rows)
         out.append("</tbody>")
@@ -324,12 +300,18 @@ def _matrix(labels: Sequence[str], grouped: Mapping[str, list[CaseRow]]) -> str:
     return "\n".join(out)
 
 
+def _category_count(rows: Sequence[CaseRow], label: str) -> str:
+    passed, total = category_counts(rows, label)
+    if not total:
+        return '<td class="count">&ndash;</td>'
+    state = "all" if passed == total else "some"
+    return f'<td class="count {state}" title="cases passed">{passed}/{total} passed</td>'
+
+
 def _row(row: CaseRow, labels: Sequence[str]) -> str:
     vectors = {row.vector(label) for label in labels}
     same = len(vectors) == 1 and all(row.results.get(label) for label in labels)
-    fine = (Verdict.PASS, Verdict.SKIP)
-    clean = all(r.verdict in fine for label in labels for r in row.results.get(label, ()))
-    classes = " ".join(["case", *(["same"] if same else []), *(["clean"] if clean else [])])
+    classes = " ".join(["case", *(["same"] if same else []), *(["clean"] if row.clean else [])])
     title = f'<div class="title">{esc(row.title)}</div>' if row.title else ""
     level = f' <span class="level">{esc(row.level)}</span>' if row.level else ""
     head = (
@@ -337,7 +319,10 @@ def _row(row: CaseRow, labels: Sequence[str]) -> str:
         f' <span class="slug">{esc(row.slug)}</span>{level}{title}</th>'
     )
     cells = "".join(_cell(row, label) for label in labels)
-    return f'<tr class="{classes}" data-case="{attr(row.case)}">{head}{cells}</tr>'
+    return (
+        f'<tr class="{classes}" id="case-{attr(row.case)}" data-case="{attr(row.case)}">'
+        f"{head}{cells}</tr>"
+    )
 
 
 def _cell(row: CaseRow, label: str) -> str:
@@ -382,9 +367,9 @@ def _check(result: CaseResult) -> str:
     if result.reason:
         out.append(f'<p class="reason">{esc(printable(result.reason))}</p>')
     if result.chunks is not None:
-        out.append(_chunks(result.chunks))
+        out.append(chunks_html(result.chunks))
     if result.expected is not None or result.actual is not None:
-        out.append(_channels(result.expected, result.actual))
+        out.append(channels_html(result.expected, result.actual))
     if result.holdback:
         out.append(f"<p>Held back {result.holdback} characters more than the spec allows.</p>")
     if result.expectation:
@@ -395,234 +380,3 @@ def _check(result: CaseResult) -> str:
         out.append(f'<div class="label">stderr (last lines)</div><pre>{stderr}</pre>')
     out.append("</div>")
     return "".join(out)
-
-
-def _chunks(chunks: Sequence[Mapping[str, str | None]]) -> str:
-    """The input as a row of boxes, one per chunk, so every split point shows."""
-    shown: list[Mapping[str, str | None] | None] = list(chunks)
-    if len(chunks) > STRIP_HEAD + STRIP_TAIL:
-        shown = [*shown[:STRIP_HEAD], None, *shown[-STRIP_TAIL:]]
-    boxes = []
-    for chunk in shown:
-        if chunk is None:
-            left = len(chunks) - STRIP_HEAD - STRIP_TAIL
-            boxes.append(f'<span class="gap">{ELIDED} {left} chunks {ELIDED}</span>')
-            continue
-        fields = []
-        reasoning, content = chunk.get("reasoning"), chunk.get("content")
-        # Within a chunk native reasoning is processed first, so it is shown first.
-        if reasoning is not None:
-            fields.append(f'<span class="r">{vis(reasoning, end=False)}</span>')
-        if content is None and reasoning is None:
-            fields.append(f'<span class="null">{NULL}</span>')
-        elif content is not None:
-            fields.append(vis(content, end=False))
-        # Terse markup: a `chars` check has one box per character.
-        boxes.append(f"<i>{''.join(fields)}</i>")
-    count = len(chunks)
-    native = "" if content_only(chunks) else "; native reasoning in blue"
-    return (
-        f'<div class="label">input, {count} chunk{"s" if count != 1 else ""}'
-        f" (one box each{native})</div>"
-        f'<div class="chunks">{"".join(boxes)}</div>'
-    )
-
-
-def _channels(
-    expected: Mapping[str, str] | None,
-    actual: Mapping[str, str] | None,
-    sides: tuple[str, str] = ("expected", "actual"),
-) -> str:
-    """Both channels: expected against actual where both exist, else the side that does."""
-    rows = []
-    for channel in CHANNELS:
-        if expected is None or actual is None:
-            side, channels = (sides[0], expected) if expected is not None else (sides[1], actual)
-            text = (channels or {}).get(channel, "")
-            rows.append(
-                f"<tr><th>{channel}</th><td>{esc(side)}</td><td><pre>{_long(text)}</pre></td></tr>"
-            )
-            continue
-        want, got = expected.get(channel, ""), actual.get(channel, "")
-        if want == got:
-            rows.append(
-                f'<tr class="same"><th>{channel}</th><td>same</td>'
-                f"<td><pre>{_long(want)}</pre></td></tr>"
-            )
-            continue
-        expected_html, actual_html = _window(want, got)
-        rows.append(
-            f'<tr class="differs"><th rowspan="2">{channel}</th><td>{esc(sides[0])}</td>'
-            f"<td><pre>{expected_html}</pre></td></tr>"
-            f'<tr class="differs"><td>{esc(sides[1])}</td><td><pre>{actual_html}</pre></td></tr>'
-        )
-    return f'<table class="channels">{"".join(rows)}</table>'
-
-
-def _long(value: str, head: int = 400, tail: int = 200) -> str:
-    """A text that is the same on both sides: its middle matters little when it is long."""
-    if len(value) <= head + tail + 100:
-        return vis(value)
-    left = len(value) - head - tail
-    return (
-        f'{vis(value[:head], end=False)}<span class="gap"> {ELIDED} {left} characters'
-        f" {ELIDED} </span>{vis(value[-tail:])}"
-    )
-
-
-def _window(expected: str, actual: str) -> tuple[str, str]:
-    """Both sides cut to where they differ, the differing characters marked."""
-    cut = window(expected, actual)
-    lead = f'<span class="gap">{ELIDED}</span>' if cut.skipped_before else ""
-    tail = f'<span class="ws">{END}</span>' if cut.at_end else f'<span class="gap">{ELIDED}</span>'
-    marked_expected, marked_actual = [], []
-    for op, a0, a1, b0, b1 in opcodes(cut.expected, cut.actual):
-        if op == "equal":
-            marked_expected.append(vis(cut.expected[a0:a1], end=False))
-            marked_actual.append(vis(cut.actual[b0:b1], end=False))
-            continue
-        if a1 > a0:
-            marked_expected.append(f"<del>{vis(cut.expected[a0:a1], end=False)}</del>")
-        if b1 > b0:
-            marked_actual.append(f"<ins>{vis(cut.actual[b0:b1], end=False)}</ins>")
-    before, after = vis(cut.before, end=False), vis(cut.after, end=False)
-    return (
-        "".join([lead, before, *marked_expected, after, tail]),
-        "".join([lead, before, *marked_actual, after, tail]),
-    )
-
-
-_CSS = """
-:root{--fg:#1f2328;--muted:#59636e;--line:#d1d9e0;--bg:#fff;--soft:#f6f8fa;
---PASS:#1a7f37;--PASS-bg:#dafbe1;--NON_STRICT:#7d4e00;--NON_STRICT-bg:#fff1c2;
---FAIL:#b3261e;--FAIL-bg:#ffd8d3;--ERROR:#8a1c7c;--ERROR-bg:#f6d5f0;
---TIMEOUT:#9a4700;--TIMEOUT-bg:#ffdfbf;--SKIP:#59636e;--SKIP-bg:#eaeef2;
---XFAIL:#0b5cad;--XFAIL-bg:#dbeafe;--XPASS:#5b2bb5;--XPASS-bg:#e8dcff}
-*{box-sizing:border-box}
-body{margin:0;font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;color:var(--fg);
-background:var(--bg)}
-header{padding:16px 24px 4px}h1{margin:0 0 4px;font-size:22px}
-.meta{margin:0;color:var(--muted)}
-main{padding:0 24px 40px}h2{font-size:17px;margin:22px 0 8px}h2 small{color:var(--muted)}
-code,pre,.ws,.esc{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:12.5px}
-table{border-collapse:collapse}
-th,td{border:1px solid var(--line);padding:4px 8px;text-align:left;vertical-align:top}
-thead th{background:var(--soft)}
-.summary .num{text-align:right;font-variant-numeric:tabular-nums;min-width:3.5em}
-.summary tr.not-ok th code{color:var(--FAIL)}
-.summary .spec{color:var(--muted);font-size:12px;font-family:ui-monospace,monospace}
-.summary tr.failure td{background:var(--FAIL-bg)}
-.badge{display:inline-block;padding:0 6px;border-radius:10px;font-size:11.5px;font-weight:600;
-letter-spacing:.02em;white-space:nowrap}
-.v-PASS{--c:var(--PASS);--b:var(--PASS-bg)}.v-NON_STRICT{--c:var(--NON_STRICT);--b:var(--NON_STRICT-bg)}
-.v-FAIL{--c:var(--FAIL);--b:var(--FAIL-bg)}.v-ERROR{--c:var(--ERROR);--b:var(--ERROR-bg)}
-.v-TIMEOUT{--c:var(--TIMEOUT);--b:var(--TIMEOUT-bg)}.v-SKIP{--c:var(--SKIP);--b:var(--SKIP-bg)}
-.v-XFAIL{--c:var(--XFAIL);--b:var(--XFAIL-bg)}.v-XPASS{--c:var(--XPASS);--b:var(--XPASS-bg)}
-.v-none{--c:var(--muted);--b:#fff}
-.badge{color:var(--c);background:var(--b);border:1px solid var(--c)}
-.controls{display:flex;flex-wrap:wrap;gap:6px 20px;align-items:center;margin:6px 0}
-#shown{color:var(--muted)}
-.legend{list-style:none;padding:0;margin:8px 0;display:flex;flex-wrap:wrap;gap:4px 16px}
-.legend .meaning{color:var(--muted);font-size:12.5px}
-.hint{color:var(--muted);font-size:12.5px;margin:4px 0 10px}
-.matrix-wrap{position:relative}
-.matrix{min-width:50%}
-.matrix thead th{position:sticky;top:0;z-index:2}
-.matrix th[scope=row]{font-weight:normal;min-width:22em;max-width:40em}
-.matrix .slug{font-weight:600}.matrix .title{color:var(--muted);font-size:12.5px}
-.matrix .level{font-size:11px;color:var(--muted);border:1px solid var(--line);border-radius:3px;
-padding:0 3px}
-.category-head th{background:#eef1f4;font-size:14px;padding-top:8px}
-.category-head small{color:var(--muted);font-weight:normal}
-td.cell{background:var(--b);min-width:8em;padding:0}
-td.cell>details>summary{cursor:pointer;padding:5px 8px;color:var(--c);font-weight:600;
-list-style:none;display:flex;gap:8px;align-items:center;justify-content:space-between}
-td.cell>details>summary::-webkit-details-marker{display:none}
-td.cell>details[open]>summary{outline:2px solid var(--c);outline-offset:-2px}
-td.v-none{text-align:center;color:var(--muted)}
-.dots{display:inline-flex;gap:2px}
-.dots i{width:9px;height:9px;border-radius:2px;background:var(--c);display:inline-block}
-.dots i.v-PASS{opacity:.45}
-.panel{position:absolute;left:0;right:0;z-index:5;background:#fff;border:1px solid var(--line);
-border-radius:6px;box-shadow:0 8px 24px rgba(0,0,0,.18);padding:10px 14px;max-height:75vh;
-overflow:auto;color:var(--fg);font-weight:normal}
-.panel-head{font-weight:600;margin-bottom:6px}
-.check{border-left:4px solid var(--c);padding:2px 10px;margin:8px 0}
-.check h4{margin:2px 0;font-size:13.5px}.passed{margin:6px 0}.reason{margin:2px 0 6px}
-.label{color:var(--muted);font-size:12px;margin-top:4px}
-pre{margin:0;white-space:pre-wrap;word-break:break-all}
-.ws{color:#8c959f}
-.cr{font-size:0}.cr::before{content:"CR";font-size:8px;line-height:1;vertical-align:1px;
-border:1px solid currentColor;border-radius:2px;padding:0 1px;margin:0 1px}
-.esc{color:#bf3989;background:#ffeff7}
-.gap{color:var(--muted)}.null{color:var(--muted);font-style:italic}
-.chunks{margin:2px 0 6px;line-height:1.9;font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,
-monospace;font-size:12.5px;white-space:pre-wrap;word-break:break-all}
-.chunks>i{font-style:normal;border:1px solid #afb8c1;border-radius:3px;padding:1px 2px;
-margin-right:2px;background:#fff}
-.chunks .r{background:#dbeafe;color:#0b3d91;font-style:italic}
-.chunks>.gap{margin:0 6px}
-.channels{margin:4px 0 6px}.channels th{width:7em}.channels td:nth-child(2){color:var(--muted)}
-.channels tr.differs th{color:var(--FAIL)}
-del{background:#ffc1bd;text-decoration:line-through}ins{background:#a8f0b8;text-decoration:none}
-[hidden]{display:none!important}
-#fuzzing .legend{margin-top:0}
-.fuzz-counts span{white-space:nowrap}
-.fuzz-grid td.fz{background:var(--b);min-width:12em}
-.fuzz-grid th[scope=row]{font-weight:normal}
-.fuzz-grid td.v-none{text-align:center;color:var(--muted)}
-.fuzz-grid .n{color:var(--muted);font-size:12px;white-space:nowrap}
-.fuzz-grid a{color:var(--c)}
-pre.cmd{background:var(--soft);border:1px solid var(--line);border-radius:4px;padding:4px 8px;
-margin:2px 0 10px;word-break:normal;overflow-wrap:anywhere}
-.fuzz-case{border:1px solid var(--line);border-left:4px solid var(--c);border-radius:4px;
-padding:6px 14px;margin:12px 0;max-width:80em}
-.fuzz-case h3{margin:2px 0 4px;font-size:14px}.fuzz-case h3 small{color:var(--muted);
-font-weight:normal}
-.fuzz-case:target{box-shadow:0 0 0 3px var(--b)}
-.case-file{margin:6px 0 2px}
-"""
-
-_SCRIPT = """
-(function () {
-  var rows = Array.prototype.slice.call(document.querySelectorAll("tr.case"));
-  var prune = document.getElementById("prune");
-  var problems = document.getElementById("problems");
-  var shown = document.getElementById("shown");
-  function update() {
-    var visible = 0;
-    rows.forEach(function (row) {
-      var hide = (prune && prune.checked && row.classList.contains("same")) ||
-                 (problems.checked && row.classList.contains("clean"));
-      row.hidden = hide;
-      if (!hide) visible++;
-    });
-    document.querySelectorAll("tbody.category").forEach(function (group) {
-      group.hidden = !group.querySelector("tr.case:not([hidden])");
-    });
-    shown.textContent = visible + " of " + rows.length + " cases shown";
-  }
-  // A fuzzing session's page has no case matrix, so no view toggles.
-  if (problems) {
-    // A link can ask for a view: report.html#pruned, #problems or #pruned,problems.
-    var asked = location.hash.slice(1).split(",");
-    if (prune && asked.indexOf("pruned") >= 0) prune.checked = true;
-    if (asked.indexOf("problems") >= 0) problems.checked = true;
-    if (prune) prune.addEventListener("change", update);
-    problems.addEventListener("change", update);
-    update();
-  }
-  // One panel at a time: an open panel covers the rows below it.
-  document.addEventListener("toggle", function (event) {
-    var opened = event.target;
-    if (!opened.open || !opened.closest("td.cell")) return;
-    document.querySelectorAll("td.cell details[open]").forEach(function (other) {
-      if (other !== opened) other.open = false;
-    });
-  }, true);
-  document.addEventListener("keydown", function (event) {
-    if (event.key !== "Escape") return;
-    document.querySelectorAll("td.cell details[open]").forEach(function (d) { d.open = false; });
-  });
-})();
-"""

@@ -1,14 +1,14 @@
 """report.md: the run for a pull-request comment or a CI step summary.
 
-Fuzzing first when the run fuzzed (each counterexample in full), then the summary, then
-per-category pass counts, then the problems with enough detail to act on without opening
-another file. Long runs stay readable: detailed entries are capped per
-implementation and the rest counted.
+What to fix first: per implementation, each failing bug class with its smallest failing
+input and diff, most severe first (`triage`). Then fuzzing counterexamples, the summary,
+per-category pass counts, and the problems in detail. The whole stays under GitHub's comment
+limit however many checks fail: blocks are kept in order while they fit, and the report says
+what it left out and where the full detail is.
 """
 
 from __future__ import annotations
 
-import re
 from collections import Counter
 from pathlib import Path
 
@@ -20,6 +20,7 @@ from ._common import (
     CASE_FILE_HINT,
     VERDICTS,
     case_rows,
+    category_counts,
     diff_sides,
     format_options,
     format_selection,
@@ -29,13 +30,19 @@ from ._common import (
     has_cases,
     has_fuzz,
     header_line,
-    replay_command,
     session_seed,
 )
+from ._md import cell, code, fence, text
 from ._plain import CHANNELS, channel_lines, chunk_lines, input_title
 from ._visible import one_line, printable, visible
+from .replay import replay_command
+from .triage import BugGroup, severity_then_size, triage
 
 FILENAME = "report.md"
+#: GitHub's limit on a comment and a step summary; the report stays below it with room for a
+#: caller's heading around it.
+GITHUB_LIMIT = 65_536
+LIMIT = 60_000
 #: Detailed entries per implementation; a PR comment has a size limit and a reader has patience.
 MAX_DETAILS = 50
 #: Order of the detailed entries: what breaks the run first, then the lenient verdicts.
@@ -49,30 +56,104 @@ _ICONS = {
 }
 
 
-def render(run: Run, *, max_details: int = MAX_DETAILS) -> str:
-    out = [
-        "# Conformance report",
-        "",
-        f"{header_line(run)} · selection: {text(format_selection(run.selection))}",
-    ]
-    if has_fuzz(run):
-        # A fuzzing failure is a minimal input ready to become a case: it leads.
-        out += ["", *_fuzzing(run)]
-    out += ["", "## Summary", "", _summary_table(run)]
-    if has_cases(run):
-        out += [
+def render(run: Run, *, max_details: int = MAX_DETAILS, limit: int = LIMIT) -> str:
+    """The report, at most `limit` characters: what to fix first, the counts, then detail
+    until the budget runs out (what was left out is said, with where to find it)."""
+    out = _Budget(limit - len(_left_out_note(["x" * 40] * 4)))
+    out.add(
+        [
+            "# Conformance report",
             "",
-            "## Cases passed by category",
-            "",
-            "Cases in which every check passed (PASS or NON_STRICT), out of the cases with at"
-            " least one check that was not skipped.",
-            "",
-            _category_table(run),
+            f"{header_line(run)} · selection: {text(format_selection(run.selection))}",
         ]
+    )
+    for implementation in run.implementations:
+        groups = triage(implementation)
+        if groups:
+            # The smallest failing input of each bug class, most severe first, leads.
+            out.add(["", *_fix_head(implementation, groups)])
+            for number, group in enumerate(groups, 1):
+                out.add(["", *_fix_entry(number, group)], f"bug class {group.bug.name}")
+    if has_fuzz(run):
+        # A fuzzing failure is a minimal input ready to become a case.
+        for block, what in _fuzzing(run):
+            out.add(["", *block], what)
+    out.add(["", "## Summary", "", _summary_table(run)], "the summary table")
+    if has_cases(run):
+        out.add(
+            [
+                "",
+                "## Cases passed by category",
+                "",
+                "Cases in which every check passed (PASS or NON_STRICT), out of the cases with at"
+                " least one check that was not skipped.",
+                "",
+                _category_table(run),
+            ],
+            "the category table",
+        )
     for implementation in run.implementations:
         if implementation.results or implementation.failure is not None or not implementation.fuzz:
-            out += ["", *_problems(implementation, max_details)]
-    return "\n".join(out) + "\n"
+            for block, what in _problems(implementation, max_details):
+                out.add(["", *block], what)
+    return out.text() + _left_out_note(out.left_out)
+
+
+class _Budget:
+    """Blocks of lines kept in order while they fit; the ones that do not are named."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.parts: list[str] = []
+        self.used = 0
+        self.left_out: list[str] = []
+
+    def add(self, lines: list[str], what: str = "") -> None:
+        block = "\n".join(lines)
+        if self.used + len(block) + 1 > self.limit or (self.left_out and what):
+            # Once something is left out, so is what follows it: a reader sees a prefix.
+            self.left_out.append(what or "a section")
+            return
+        self.parts.append(block)
+        self.used += len(block) + 1
+
+    def text(self) -> str:
+        return "\n".join(self.parts) + "\n"
+
+
+def _left_out_note(left_out: list[str]) -> str:
+    if not left_out:
+        return ""
+    shown = ", ".join(left_out[:3]) + (
+        f" and {len(left_out) - 3} more" if len(left_out) > 3 else ""
+    )
+    return (
+        f"\n*This report stops here to stay within GitHub's comment limit ({GITHUB_LIMIT:,}"
+        f" characters); left out: {text(shown)}. Every result in full is in `report.html`"
+        " and `results.json`, next to this file.*\n"
+    )
+
+
+def _fix_head(implementation: ImplementationRun, groups: list[BugGroup]) -> list[str]:
+    total = sum(group.count for group in groups)
+    return [
+        f"## What to fix in {code(implementation.info.label)}",
+        "",
+        f"{total} failing check{'s' if total != 1 else ''} in {len(groups)} bug"
+        f" class{'es' if len(groups) != 1 else ''}. For each class, most severe (MUST) first,"
+        " the smallest input that shows it:",
+    ]
+
+
+def _fix_entry(number: int, group: BugGroup) -> list[str]:
+    checks = f"{group.count} check{'s' if group.count != 1 else ''}"
+    cases = f"{group.cases} case{'s' if group.cases != 1 else ''}"
+    return [
+        f"### {number}. {code(group.bug.name)}: {text(group.bug.title)} · {group.level}"
+        f" · {checks} in {cases}",
+        "",
+        *_detail(group.example, heading="####"),
+    ]
 
 
 def write(run: Run, directory: Path) -> Path:
@@ -119,43 +200,44 @@ def _category_table(run: Run) -> str:
     for category, cases in case_rows(run).items():
         row = [cell(category)]
         for label in labels:
-            passed = total = 0
-            for case in cases:
-                verdicts = {r.verdict for r in case.results.get(label, ())}
-                if not verdicts or verdicts == {Verdict.SKIP}:
-                    continue
-                total += 1
-                passed += verdicts <= {Verdict.PASS, Verdict.NON_STRICT, Verdict.SKIP}
+            passed, total = category_counts(cases, label)
             row.append(f"{passed}/{total}" if total else "-")
         rows.append(row)
     headers = ["category", *(code(label) for label in labels)]
     return tabulate(rows, headers, tablefmt="github", disable_numparse=True)
 
 
-def _problems(implementation: ImplementationRun, max_details: int) -> list[str]:
+def _problems(implementation: ImplementationRun, max_details: int) -> list[tuple[list[str], str]]:
+    """The detail of every problem, as blocks: (lines, what a reader misses without them)."""
     label = implementation.info.label
     by_verdict: dict[Verdict, list[CaseResult]] = {}
     for result in implementation.results:
         by_verdict.setdefault(result.verdict, []).append(result)
-    detailed = [r for v in PROBLEM_ORDER for r in by_verdict.get(v, ())]
+    # By verdict, and within one the smallest input of the most severe level first.
+    detailed = [
+        r for v in PROBLEM_ORDER for r in sorted(by_verdict.get(v, ()), key=severity_then_size)
+    ]
     xfails = by_verdict.get(Verdict.XFAIL, [])
     skips = by_verdict.get(Verdict.SKIP, [])
     count = len(detailed)
-    out = [f"## {code(label)}: {count} problem{'s' if count != 1 else ''}"]
+    head = [f"## {code(label)}: {count} problem{'s' if count != 1 else ''}"]
     if implementation.failure is not None:
-        out += ["", "**Could not run:**", "", *fence(printable(implementation.failure))]
+        head += ["", "**Could not run:**", "", *fence(printable(implementation.failure))]
     if not implementation.results and implementation.failure is None:
-        out += ["", "No checks ran."]
+        head += ["", "No checks ran."]
     elif not detailed and not xfails and not skips and implementation.failure is None:
-        out += ["", "Every check passed."]
+        head += ["", "Every check passed."]
+    blocks = [(head, f"the problems of {label}")]
     for result in detailed[:max_details]:
-        out += ["", *_detail(result)]
+        blocks.append((_detail(result), f"{label} detail"))
     if count > max_details:
         left = Counter(r.verdict.value for r in detailed[max_details:])
         listing = ", ".join(f"{n} {v}" for v, n in left.items())
-        out += ["", f"*{count - max_details} more not shown here ({listing}); see results.json.*"]
+        note = f"*{count - max_details} more not shown here ({listing}); see results.json.*"
+        blocks.append(([note], f"{label} detail"))
     if xfails:
-        out += ["", f"### Expected failures (XFAIL): {len(xfails)}", "", _xfail_table(xfails)]
+        table = _xfail_table(xfails)
+        blocks.append(([f"### Expected failures (XFAIL): {len(xfails)}", "", table], "XFAIL"))
     if skips:
         reasons = Counter(one_line(r.reason, 120) or "(no reason given)" for r in skips)
         table = tabulate(
@@ -164,14 +246,14 @@ def _problems(implementation: ImplementationRun, max_details: int) -> list[str]:
             tablefmt="github",
             disable_numparse=True,
         )
-        out += ["", f"### Skipped: {len(skips)}", "", table]
-    return out
+        blocks.append(([f"### Skipped: {len(skips)}", "", table], "skips"))
+    return blocks
 
 
-def _detail(result: CaseResult) -> list[str]:
+def _detail(result: CaseResult, heading: str = "###") -> list[str]:
     icon = _ICONS.get(result.verdict, "")
     out = [
-        f"### {icon} {result.verdict.value} · {code(result.case)} {text(result.slug)}"
+        f"{heading} {icon} {result.verdict.value} · {code(result.case)} {text(result.slug)}"
         f" · {code(result.check)}",
         "",
     ]
@@ -211,7 +293,7 @@ def _xfail_table(results: list[CaseResult]) -> str:
 # --- fuzzing -----------------------------------------------------------------------------------
 
 
-def _fuzzing(run: Run) -> list[str]:
+def _fuzzing(run: Run) -> list[tuple[list[str], str]]:
     """The properties as a table, then every counterexample in full, failures first."""
     fuzzed = [implementation for implementation in run.implementations if implementation.fuzz]
     out = [
@@ -242,9 +324,11 @@ def _fuzzing(run: Run) -> list[str]:
         "",
         *fence("\n".join(replay_command(run, i) for i in fuzzed), "sh"),
     ]
+    blocks = [(out, "the fuzzing table")]
     for implementation, result in fuzz_problems(run):
-        out += ["", *_fuzz_detail(run, implementation, result)]
-    return out
+        what = f"fuzzing {implementation.info.label} {result.property}"
+        blocks.append((_fuzz_detail(run, implementation, result), what))
+    return blocks
 
 
 def _fuzz_detail(run: Run, implementation: ImplementationRun, result: FuzzResult) -> list[str]:
@@ -282,40 +366,3 @@ def _fuzz_detail(run: Run, implementation: ImplementationRun, result: FuzzResult
         *fence(replay_command(run, implementation, result), "sh"),
     ]
     return out
-
-
-# --- Markdown escaping: case text is full of `<think>`, which GitHub would take as HTML.
-
-#: Backslash-escaped where they could start Markdown syntax; `_` only at a word edge, since
-#: GitHub leaves `start_in_reasoning` alone and escapes there would clutter the raw file.
-_SPECIAL = re.compile(r"([\\`*\[\]|~#]|(?<![0-9A-Za-z])_|_(?![0-9A-Za-z]))")
-
-
-def text(value: str) -> str:
-    """Inline text that renders literally: HTML-like tags and Markdown syntax escaped."""
-    value = value.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-    return _SPECIAL.sub(r"\\\1", value)
-
-
-def cell(value: str) -> str:
-    """Text for a table cell: one line, literal."""
-    return text(one_line(value, 200))
-
-
-def code(value: str) -> str:
-    """A code span that survives any backticks inside and a table's `|`."""
-    value = one_line(value, 200).replace("|", "\\|")
-    ticks = "`" * (_longest_run(value, "`") + 1)
-    pad = " " if value.startswith("`") or value.endswith("`") else ""
-    return f"{ticks}{pad}{value}{pad}{ticks}"
-
-
-def fence(body: str, info: str = "") -> list[str]:
-    """A fenced block longer than any backtick run in `body`, so the body cannot close it."""
-    ticks = "`" * max(3, _longest_run(body, "`") + 1)
-    return [ticks + info, *body.split("\n"), ticks]
-
-
-def _longest_run(value: str, char: str) -> int:
-    runs = re.findall(f"{re.escape(char)}+", value)
-    return max((len(run) for run in runs), default=0)

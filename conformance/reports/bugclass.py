@@ -34,6 +34,9 @@ TEXT_DROPPED = BugClass("text-dropped", "text is lost (in neither channel)")
 TEXT_ADDED = BugClass("text-added", "text is duplicated or added")
 REASONING_SHOWN = BugClass("reasoning-shown", "reasoning is shown as the answer")
 ANSWER_HIDDEN = BugClass("answer-hidden", "answer text is hidden in the thinking channel")
+#: Another contract's output (a rendered stream, an egress request) that differs: these bugs
+#: are not about two channels (`conformance.reports.triage` assigns it).
+WRONG_OUTPUT = BugClass("wrong-output", "the output differs from the expected one")
 CLASSES = (
     CRASH,
     DELIMITER_SHOWN,
@@ -42,6 +45,7 @@ CLASSES = (
     TEXT_ADDED,
     REASONING_SHOWN,
     ANSWER_HIDDEN,
+    WRONG_OUTPUT,
 )
 BY_NAME = {bug.name: bug for bug in CLASSES}
 

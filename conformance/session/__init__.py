@@ -37,7 +37,8 @@ from conformance.session.orchestrator import (
 
 def standard_handlers(report_dir: Path | None, echo: Callable[..., None]) -> list[Handler]:
     """Progress on standard error, the terminal summary, and the reports (unless None)."""
-    handlers: list[Handler] = [ProgressDisplay(), TerminalSummary(echo)]
+    report = str(report_dir / "report.md") if report_dir is not None else ""
+    handlers: list[Handler] = [ProgressDisplay(), TerminalSummary(echo, report)]
     if report_dir is not None:
         handlers.append(ReportWriter(report_dir, echo))
     return handlers

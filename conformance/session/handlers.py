@@ -12,14 +12,17 @@ from tabulate import tabulate
 
 from conformance.model.results import FuzzResult, Run, Verdict
 from conformance.reports import write_reports
+from conformance.reports.terminal import render_top
 from conformance.session.events import Finished, Handler, Progress, ResultEvent
 
 
 class TerminalSummary(Handler):
     """A line per fuzzing property as it ends; the summary table and problems at the end."""
 
-    def __init__(self, echo: Callable[..., None]) -> None:
+    def __init__(self, echo: Callable[..., None], report: str = "") -> None:
         self.echo = echo
+        #: Where the Markdown report will be, for the pointer under what to fix first.
+        self.report = report
 
     def result(self, event: ResultEvent) -> None:
         result = event.result
@@ -36,6 +39,10 @@ class TerminalSummary(Handler):
 
     def finished(self, event: Finished) -> None:
         self.echo(summary_table(event.run))
+        # What to fix first, a few lines per bug class, after the counts.
+        top = render_top(event.run, report=self.report)
+        if top:
+            self.echo(top.rstrip("\n"))
         for problem in event.run.problems:
             self.echo(f"problem: {problem}", err=True)
         if event.run.stopped:

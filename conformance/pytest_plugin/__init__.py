@@ -1,0 +1,230 @@
+"""pytest plugin: `pytest --conformance-impl SPEC` runs the corpus as tests.
+
+One test per (implementation, case, check), named `conformance[LABEL]::ID-slug[check]` and
+marked `conformance` and `conformance_<category>`, so `-k`, `-m`, `-x`, `--junitxml` and
+pytest-xdist work as usual. The harness modules are imported only when the plugin is used.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ._items import ConformanceSuite
+from ._state import (
+    CASES,
+    CHECK,
+    EXPECTATIONS,
+    FUZZ,
+    FUZZ_PROPERTY,
+    GROUP,
+    IMPL,
+    OPTIONS,
+    REPORT_DIR,
+    RESULT_PROPERTY,
+    STATE,
+    TIMEOUT,
+    State,
+    marker,
+)
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup(GROUP, "reasoning-channel conformance suite")
+    group.addoption(
+        IMPL,
+        action="append",
+        default=[],
+        metavar="[NAME=]SPEC",
+        help="run the conformance corpus against this implementation "
+        "(reference, python:module:attr, cmd:<command>); repeatable",
+    )
+    group.addoption(
+        OPTIONS,
+        action="append",
+        default=[],
+        metavar="[NAME=]JSON",
+        help="options to run the implementation under (JSON object)",
+    )
+    group.addoption(
+        CASES,
+        action="append",
+        default=[],
+        metavar="DIR",
+        help="case directory or file (default: the bundled corpus)",
+    )
+    group.addoption(
+        CHECK,
+        action="append",
+        default=[],
+        metavar="CHECK",
+        help="only these checks: whole, stream, chars, splits",
+    )
+    group.addoption(
+        TIMEOUT,
+        type=float,
+        default=None,
+        metavar="SECONDS",
+        help="per-request timeout for cmd: implementations (default 5)",
+    )
+    group.addoption(
+        EXPECTATIONS,
+        default=None,
+        metavar="DIR",
+        help="directory of expected-failure files <NAME>.yaml",
+    )
+    group.addoption(
+        FUZZ,
+        action="store_true",
+        help="also fuzz each implementation, one test per property; the Hypothesis profile "
+        "in force sets the budget (max_examples), determinism (derandomize) and database",
+    )
+    group.addoption(
+        REPORT_DIR, default=None, metavar="DIR", help="also write the conformance reports here"
+    )
+    parser.addini(
+        "conformance_impl", "implementations to run the corpus against", type="linelist", default=[]
+    )
+
+
+#: A case file names its category on a line of its own; reading that line is enough to
+#: register the markers in every pytest run, without loading the corpus.
+_CATEGORY_LINE = re.compile(r"^category:\s*[\"']?([\w-]+)", re.MULTILINE)
+
+
+def _bundled_categories() -> list[str]:
+    from conformance.corpus.cases import bundled_cases_dir, case_files
+
+    found = set()
+    for path in case_files([bundled_cases_dir()]):
+        found.update(_CATEGORY_LINE.findall(path.read_text("utf-8")))
+    return sorted(found)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    # Markers are registered in every run, so `pytest --markers` lists them and
+    # `--strict-markers` accepts them whether or not --conformance-impl is given.
+    config.addinivalue_line("markers", "conformance: a conformance-suite case")
+    config.addinivalue_line("markers", "conformance_fuzz: a fuzzing property (--conformance-fuzz)")
+    for category in _bundled_categories():
+        config.addinivalue_line("markers", f"{marker(category)}: cases of {category}")
+    if not (config.getoption(IMPL) or config.getini("conformance_impl")):
+        return
+    from conformance.contracts import all_checks
+    from conformance.corpus.cases import bundled_cases_dir, load_corpus
+    from conformance.errors import ConformanceError
+
+    try:
+        state = State(config)
+    except ConformanceError as error:
+        raise pytest.UsageError(str(error)) from None
+    state.checks = config.getoption(CHECK) or list(all_checks())
+    unknown = sorted(set(state.checks) - set(all_checks()))
+    if unknown:
+        raise pytest.UsageError(f"{CHECK} {unknown[0]}: the checks are {', '.join(all_checks())}")
+    dirs = [Path(d) for d in config.getoption(CASES)] or [bundled_cases_dir()]
+    corpus = load_corpus(dirs)
+    if corpus.errors:
+        problems = "\n".join(str(e) for e in corpus.errors)
+        raise pytest.UsageError(f"conformance case files have errors:\n{problems}")
+    state.cases = list(corpus.cases)
+    config.stash[STATE] = state
+    for category in sorted({case.category for case in corpus.cases}):
+        config.addinivalue_line("markers", f"{marker(category)}: cases of {category}")
+
+
+#: Lines of a start failure shown: the message and the end of the implementation's stderr.
+_START_FAILURE_LINES = 25
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """Start every implementation once before any test: one that cannot start is one usage
+    error, not a failure per test. Under xdist the controller checks; `--collect-only` and
+    the workers skip it (the workers connect on first use)."""
+    config = session.config
+    state = config.stash.get(STATE, None)
+    if state is None or config.getoption("collectonly") or hasattr(config, "workerinput"):
+        return
+    from conformance.errors import ConformanceError
+
+    for spec in state.specs:
+        try:
+            state.connection(spec.label)
+        except ConformanceError as error:
+            state.close()
+            lines = str(error).splitlines()
+            if len(lines) > _START_FAILURE_LINES:
+                lines = [*lines[: _START_FAILURE_LINES - 1], "..."]
+            raise pytest.UsageError(
+                "conformance: cannot start the implementation under test; no test ran.\n"
+                + "\n".join(lines)
+            ) from None
+    if config.getoption("dist", "no") != "no":
+        # Under xdist the workers run the tests with their own connections: this was a check.
+        state.close()
+        state.connections.clear()
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_make_collect_report(collector: pytest.Collector) -> Any:
+    """The session collects one suite per implementation next to the files it collects, so
+    pytest counts, selects and lists the conformance tests like any others."""
+    report = yield
+    state = collector.config.stash.get(STATE, None)
+    if state is not None and isinstance(collector, pytest.Session) and report.passed:
+        report.result.extend(
+            ConformanceSuite.from_parent(
+                collector, name=f"conformance[{spec.label}]", nodeid=f"conformance[{spec.label}]"
+            )
+            for spec in state.specs
+        )
+    return report
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    """Collect results on the controlling process (also under xdist) for the reports."""
+    if report.when != "call" and not (report.when == "setup" and report.skipped):
+        return
+    for name, value in report.user_properties:
+        if name in (RESULT_PROPERTY, FUZZ_PROPERTY):
+            data = json.loads(value)
+            entry = _collected.setdefault(data["label"], (data["info"], [], []))
+            entry[1 if name == RESULT_PROPERTY else 2].append(data["result"])
+
+
+#: Per implementation label: its info, its case results and its fuzz results (as JSON).
+_collected: dict[str, tuple[dict[str, Any], list[dict[str, Any]], list[dict[str, Any]]]] = {}
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    state = session.config.stash.get(STATE, None)
+    if state is None:
+        return
+    state.close()
+    report_dir = session.config.getoption(REPORT_DIR)
+    if report_dir and _collected and not hasattr(session.config, "workerinput"):
+        from conformance.model.results import (
+            CaseResult,
+            FuzzResult,
+            ImplementationInfo,
+            ImplementationRun,
+        )
+        from conformance.session import ReportWriter, finish_elsewhere
+
+        runs = [
+            ImplementationRun(
+                ImplementationInfo(**info),
+                [CaseResult.from_json(r) for r in results],
+                fuzz=[FuzzResult.from_json(r) for r in fuzz],
+            )
+            for info, results, fuzz in _collected.values()
+        ]
+        finish_elsewhere(runs, {"source": "pytest"}, [ReportWriter(Path(report_dir), _quiet)])
+
+
+def _quiet(*args: Any, **kwargs: Any) -> None:
+    """pytest prints its own summary: the report writer says nothing."""

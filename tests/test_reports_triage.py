@@ -1,0 +1,120 @@
+"""Reports lead with what to fix: each failing bug class with its smallest failing input, the
+most severe first, within GitHub's comment limit however many checks fail."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from conformance.corpus.check import unaccounted
+from conformance.model.chunks import Channels
+from conformance.model.options import DEFAULT
+from conformance.model.results import CaseResult, Run
+from conformance.reports import _markdown, load_results
+from conformance.reports.terminal import render_top
+from conformance.reports.triage import triage
+
+ROOT = Path(__file__).resolve().parent.parent
+GITHUB_LIMIT = 65_536
+
+
+@pytest.fixture(scope="module")
+def broken_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Run, Path]:
+    """A real run of a badly broken normalizer (a per-chunk regex) over the whole corpus."""
+    reports = tmp_path_factory.mktemp("reports")
+    impl = "python:tests.broken_impls:PerChunkRegex"
+    done = subprocess.run(
+        [sys.executable, "-m", "conformance", "run", "--impl", impl, "--report-dir", str(reports)],
+        cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert done.returncode == 1, done.stderr[-2000:]
+    # Wherever in the report directory the run command puts its reports.
+    results = next(reports.rglob("results.json"))
+    return load_results(results), results.parent
+
+
+def _size(result: CaseResult) -> tuple[int, int]:
+    chunks = result.chunks or []
+    return sum(len(c.get("content") or "") + len(c.get("reasoning") or "") for c in chunks), len(
+        chunks
+    )
+
+
+def test_report_md_of_a_badly_broken_normalizer_leads_with_its_smallest_failure(
+    broken_run: tuple[Run, Path],
+) -> None:
+    run, reports = broken_run
+    failing = [r for r in run.implementations[0].results if r.verdict.value == "FAIL"]
+    assert len(failing) > 1000
+    text = (reports / "report.md").read_text("utf-8")
+    assert len(text) < GITHUB_LIMIT
+    # Every case is MUST or SHOULD: the most severe class's smallest input is the smallest
+    # MUST failure of all, since classes are ordered by their smallest input.
+    must = [r for r in failing if r.level.lower() == "must"]
+    smallest = min(_size(r) for r in must)
+    first = re.search(r"^#### \S+ FAIL · `(\w+)` \S+ · `(\w+)`$", text, re.M)
+    assert first is not None
+    shown = next(r for r in must if (r.case, r.check) == first.groups())
+    assert _size(shown) == smallest
+    assert text.index("## What to fix") < text.index("## Summary") < text.index("problems")
+    # Each class once, with its count, most severe first.
+    groups = triage(run.implementations[0])
+    headings = re.findall(r"^### (\d+)\. `([\w-]+)`: .* · (\d+) checks", text, re.M)
+    assert [(name, int(count)) for _, name, count in headings] == [
+        (group.bug.name, group.count) for group in groups
+    ]
+
+
+def test_report_md_stays_under_the_comment_limit_and_says_what_it_left_out(
+    broken_run: tuple[Run, Path],
+) -> None:
+    run, _ = broken_run
+    broken = run.implementations[0]
+    many = [replace(broken, info=replace(broken.info, label=f"copy-{n}")) for n in range(12)]
+    text = _markdown.render(replace(run, implementations=many))
+    assert len(text) < GITHUB_LIMIT
+    assert "left out" in text and "report.html" in text and "results.json" in text
+    # Whatever is left out, every implementation's most severe class still leads.
+    assert text.count("### 1. `delimiter-shown`") == 12
+
+
+def test_the_terminal_prints_the_top_of_the_list(broken_run: tuple[Run, Path]) -> None:
+    run, _ = broken_run
+    top = render_top(run, report="reports/report.md")
+    groups = triage(run.implementations[0])
+    lines = top.splitlines()
+    assert lines[0].startswith(f"PerChunkRegex: {sum(g.count for g in groups)} failing checks")
+    numbered = [line.split()[1] for line in lines if re.match(r"^  \d+\. ", line)]
+    assert numbered == [group.bug.name for group in groups]
+    example = groups[0].example
+    assert f"smallest: {example.case} {example.slug} [{example.check}]" in top
+    assert len(lines) <= 2 + 5 * len(groups)
+    assert lines[-1] == "every failure in full: reports/report.md"
+
+
+def test_the_terminal_prints_nothing_for_a_clean_run(broken_run: tuple[Run, Path]) -> None:
+    run, _ = broken_run
+    clean = replace(run.implementations[0], results=[])
+    assert render_top(replace(run, implementations=[clean])) == ""
+
+
+def test_conservation_names_a_leaked_delimiter_instead_of_inventing_characters() -> None:
+    delimiter = DEFAULT.grammar.delimiter
+    # Content `a<thinking>b</thinking>`: the close tag left in the thinking channel.
+    problem = unaccounted("ab", "", Channels("a", "b</thinking>"), False, delimiter)
+    assert problem == "delimiters left in a channel (a delimiter is not text): </thinking>"
+    # Characters really added are still called that.
+    invented = unaccounted("ab", "", Channels("ab", "z"), False, delimiter)
+    assert invented == "characters that are not in the input: 'z'"
+    # Text that only looks like a delimiter once one is removed (`<<think>think>`) is text.
+    assert unaccounted("<think>", "", Channels("<think>", ""), False, delimiter) is None
