@@ -217,3 +217,19 @@ def test_a_variant_naming_the_opt_in_value_outranks_one_with_more_keys():
     assert not isinstance(expectation, str)
     assert expectation.when == {"start_in_reasoning": True}
     assert reference_output(written, options) == (Channels("b", "a"), Channels("b", "a"))
+
+
+def test_results_of_derived_cases_are_written_and_read_back(tmp_path):
+    """results.json carries each derived result's origin, and loads back (diff, replay)."""
+    from conformance.engine.runner import new_run
+    from conformance.reports import load_results, write_reports
+
+    start = Options.from_mapping({"start_in_reasoning": True})
+    source = next(c for c in for_profile(CASES, start) if isinstance(c, Case) and c.derived)
+    chosen = [c for c in CASES if c.id == source.derived.source]
+    spec = parse_impl("reference", {"start_in_reasoning": True})
+    run = new_run([run_implementation(connect(spec), chosen, checks=["stream"])], {})
+    write_reports(run, tmp_path)
+    loaded = load_results(tmp_path / "results.json")
+    derived = [r for r in loaded.implementations[0].results if r.derived]
+    assert derived and all(r.derived["from"] == source.derived.source for r in derived)
