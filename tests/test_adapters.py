@@ -39,6 +39,7 @@ SPLIT_CLOSE = ("<think>abc</thi", "nk>Final")
 ORPHAN = ("...done</think>answer",)
 PARTIAL_AT_END = ("answer: <th",)
 TWO_BLOCKS = ("a<think>r1</think>b<think>r2</think>c",)
+SECOND_BLOCK = ("a</think>b", "<think>c</think>d")
 
 #: label -> (kind, input, (assistant, thinking)): what the library does today, right or wrong.
 #: Kind "stream" sends the content chunks; "whole" sends one message (content, reasoning).
@@ -70,18 +71,22 @@ KNOWN: dict[str, list[tuple[str, tuple[str | None, ...], tuple[str, str]]]] = {
         ("whole", (TWO_BLOCKS[0], None), ("b<think>r2</think>c", "a<think>r1")),
     ],
     "sglang-qwen3": [
-        ("stream", ORPHAN, ("...done</think>answer", "")),
+        # The server forces reasoning for the Qwen3 template (enable_thinking defaults to true).
+        ("stream", ORPHAN, ("answer", "...done")),
         ("stream", SPLIT_CLOSE, ("Final", "abc")),
     ],
     "vllm-deepseek-r1": [
         # Token IDs: a close tag split across chunks is not the close token.
         ("stream", SPLIT_CLOSE, ("", "<think>abc</think>Final")),
         ("stream", ORPHAN, ("answer", "...done")),
+        # The server stops calling the reasoning parser after the first close tag.
+        ("stream", SECOND_BLOCK, ("b<think>c</think>d", "a")),
         # Text before <think> is dropped (vllm-project/vllm#50901).
         ("whole", ("a<think>b</think>c", None), ("c", "b")),
     ],
     "vllm-qwen3": [
         ("stream", SPLIT_CLOSE, ("", "abc</think>Final")),
+        ("stream", SECOND_BLOCK, ("b<think>c</think>d", "a")),
         ("stream", PARTIAL_AT_END, ("", "answer: <th")),
     ],
     "transformers-qwen3": [

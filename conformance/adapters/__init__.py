@@ -94,6 +94,11 @@ def _node(label: str, about: str, *arguments: str) -> Adapter:
 
 
 _R1 = "the {0} reasoning parser: per chunk, flushed at the end, and whole messages at once"
+_VLLM_ABOUT = (
+    "the {0} reasoning parser through the OpenAI server's chat path: Parser.parse_delta per "
+    "engine output (via ChatStreamProcessor.step), Parser.parse for whole messages; token IDs "
+    "from a stand-in tokenizer"
+)
 ADAPTERS: tuple[Adapter, ...] = (
     _python(
         "pydantic-ai",
@@ -133,14 +138,14 @@ ADAPTERS: tuple[Adapter, ...] = (
         "vllm:DeepSeekR1",
         "vLLM",
         VLLM,
-        _R1.format("deepseek_r1") + ", token IDs from a stand-in tokenizer",
+        _VLLM_ABOUT.format("deepseek_r1"),
     ),
     _python(
         "vllm-qwen3",
         "vllm:Qwen3",
         "vLLM",
         VLLM,
-        _R1.format("qwen3 (parser engine)") + ", token IDs from a stand-in tokenizer",
+        _VLLM_ABOUT.format("qwen3 (parser engine)"),
     ),
     _python(
         "transformers-qwen3",

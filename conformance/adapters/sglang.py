@@ -3,9 +3,22 @@
     conformance run --impl sglang-deepseek-r1=python:conformance.adapters.sglang:DeepSeekR1
     conformance run --impl sglang-qwen3=python:conformance.adapters.sglang:Qwen3
 
-`sglang.srt.parser.reasoning_parser.ReasoningParser(model_type, stream_reasoning=True)`:
-`parse_stream_chunk` per chunk, `parse_stream_end` at the end of the stream, and
-`parse_non_stream` for the whole form, exactly as SGLang's OpenAI-compatible server calls it.
+`sglang.srt.parser.reasoning_parser.ReasoningParser` as SGLang's OpenAI-compatible server
+calls it (checked against `sglang/srt/entrypoints/openai/serving_chat.py` of the installed
+SGLang): a stream makes one parser per choice with `ReasoningParser(model_type,
+request.stream_reasoning, force_reasoning, request)` (`_process_reasoning_stream`), calls
+`parse_stream_chunk(delta)` on each engine output and, on the output that carries the finish
+reason, `parse_stream_end()` after it; a whole response makes a parser with
+`stream_reasoning=False` and calls `parse_non_stream(text)`. The adapter ends a stream with one
+more output holding no text, since it does not know which chunk is the last.
+
+`force_reasoning` is what the server computes for the model's chat template and a default
+request (`template_manager.force_reasoning or _get_reasoning_from_request(request)`): the
+DeepSeek-R1 detector always starts in reasoning; for Qwen3, the template's `enable_thinking`
+toggle defaults to true (`template_detection.py`, rule `enable_thinking_default_true`), so the
+server passes `force_reasoning=True` and the parser starts inside reasoning too, stripping the
+`<think>` the model writes. (An earlier version of this adapter left it false, which is what a
+request with `chat_template_kwargs: {"enable_thinking": false}` gets.)
 
 The parser needs no server dependency, but `import sglang` runs `sglang/__init__.py`, which
 imports torch, triton and the runtime. This module therefore registers the installed
@@ -15,8 +28,7 @@ with `pip install --no-deps sglang`, see docs/ecosystem.md).
 
 SGLang parses model output on the server, where no native reasoning field exists yet: the
 adapter passes a chunk's native reasoning straight to the thinking channel, so tag bodies are
-always kept beside it (merge). `deepseek-r1` starts inside reasoning (the chat template
-opened the block in the prompt); `qwen3` starts outside.
+always kept beside it (merge).
 """
 
 from __future__ import annotations
@@ -50,36 +62,50 @@ VERSION = installed_version("sglang")
 
 class _SGLang:
     model_type: str
+    #: What the server passes for the model's chat template and a default request.
+    force_reasoning: bool
 
     def __init__(self) -> None:
-        self._parser = ReasoningParser(model_type=self.model_type, stream_reasoning=True)
+        self._parser: ReasoningParser | None = None
+
+    def _stream_parser(self) -> ReasoningParser:
+        if self._parser is None:
+            # The request's `stream_reasoning` defaults to true.
+            self._parser = ReasoningParser(self.model_type, True, self.force_reasoning, None)
+        return self._parser
 
     def feed(self, chunk: Chunk) -> Delta:
-        reasoning, normal = self._parser.parse_stream_chunk(chunk.get("content") or "")
+        reasoning, normal = self._stream_parser().parse_stream_chunk(chunk.get("content") or "")
         return delta(normal, native(chunk) + (reasoning or ""))
 
     def finish(self) -> Delta:
-        reasoning, normal = self._parser.parse_stream_end()
-        return delta(normal, reasoning)
+        parser = self._stream_parser()
+        reasoning, normal = parser.parse_stream_chunk("")
+        end_reasoning, end_normal = parser.parse_stream_end()
+        self._parser = None
+        return delta((normal or "") + (end_normal or ""), (reasoning or "") + (end_reasoning or ""))
 
     def whole(self, content: str | None, reasoning: str | None) -> Delta:
-        found, normal = self._parser.parse_non_stream(content or "")
+        parser = ReasoningParser(
+            model_type=self.model_type,
+            stream_reasoning=False,
+            force_reasoning=self.force_reasoning,
+            request=None,
+        )
+        found, normal = parser.parse_non_stream(content or "")
         return delta(normal, (reasoning or "") + (found or ""))
 
 
-@implementation(
-    name="sglang (deepseek-r1)",
-    version=VERSION,
-    options={"delimiters": "think_only", "start_in_reasoning": True, "native_with_tags": "merge"},
-)
+_OPTIONS = {"delimiters": "think_only", "start_in_reasoning": True, "native_with_tags": "merge"}
+
+
+@implementation(name="sglang (deepseek-r1)", version=VERSION, options=_OPTIONS)
 class DeepSeekR1(_SGLang):
     model_type = "deepseek-r1"
+    force_reasoning = True
 
 
-@implementation(
-    name="sglang (qwen3)",
-    version=VERSION,
-    options={"delimiters": "think_only", "native_with_tags": "merge"},
-)
+@implementation(name="sglang (qwen3)", version=VERSION, options=_OPTIONS)
 class Qwen3(_SGLang):
     model_type = "qwen3"
+    force_reasoning = True

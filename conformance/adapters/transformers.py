@@ -8,7 +8,12 @@ per chunk and `finalize` at the end of the stream, whose `region_chunk` events s
 field (`reasoning_content` or `content`) each piece of text went to; the whole form is
 `parse_response`, which returns the parsed message. The templates are the ones transformers'
 own server (`transformers serve`) uses for the Qwen families when a tokenizer ships none; no
-model or tokenizer is loaded.
+model or tokenizer is loaded. Checked against `transformers/cli/serving/utils.py` of the
+installed transformers: the server builds `ResponseParser(template, prefix=<decoded prompt>,
+tools=...)` (`build_response_parser`), turns its events into stream items with
+`response_events_to_chunks` (which this adapter calls too, so dirty chunks of structured
+fields are dropped as there), and parses a whole response with `tokenizer.parse_response(ids,
+template, prefix=...)`, which decodes and calls the same `parse_response`.
 
 The prefix is the prompt the chat template renders: for Qwen3 it ends with the assistant
 turn's header, and the model writes `<think>` itself (start outside reasoning); for Qwen3.5
@@ -21,7 +26,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from transformers.cli.serving.utils import _RESPONSE_TEMPLATE_FALLBACKS
+from transformers.cli.serving.utils import (
+    _RESPONSE_TEMPLATE_FALLBACKS,
+    ReasoningText,
+    response_events_to_chunks,
+)
 from transformers.utils.chat_parsing import ResponseParser, parse_response
 
 from ..interface import Chunk, Delta, implementation
@@ -29,8 +38,6 @@ from ._common import delta, installed_version, native
 
 VERSION = installed_version("transformers")
 PROMPT = "<|im_start|>user\nHello<|im_end|>\n<|im_start|>assistant\n"
-#: Where each template field's text goes; other fields (tool calls) are in neither channel.
-CHANNEL_OF_FIELD = {"content": "assistant", "reasoning_content": "thinking"}
 
 
 def _template(model_type: str) -> dict[str, Any]:
@@ -38,11 +45,14 @@ def _template(model_type: str) -> dict[str, Any]:
 
 
 def _delta(events: list[dict[str, Any]], thinking: str = "") -> Delta:
+    """The parser's events as the server streams them (`response_events_to_chunks`): plain
+    text is content, `ReasoningText` reasoning; tool calls are in neither channel."""
     channels = {"assistant": "", "thinking": thinking}
-    for event in events:
-        channel = CHANNEL_OF_FIELD.get(event.get("field", ""))
-        if event["type"] == "region_chunk" and channel is not None:
-            channels[channel] += event["text"]
+    for item in response_events_to_chunks(events):
+        if isinstance(item, ReasoningText):
+            channels["thinking"] += item
+        elif isinstance(item, str):
+            channels["assistant"] += item
     return channels
 
 
