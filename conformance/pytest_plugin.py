@@ -102,6 +102,7 @@ class _State:
         self.timeout = config.getoption(TIMEOUT) or DEFAULT_TIMEOUT
         expectations = config.getoption(EXPECTATIONS)
         self.expectations_dir = Path(expectations) if expectations else None
+        self.expected: dict[str, Any] = {}
         self.connections: dict[str, Any] = {}
         self.results: dict[str, list[CaseResult]] = {}
         self.infos: dict[str, Any] = {}
@@ -114,6 +115,14 @@ class _State:
             self.connections[label] = connect(spec, timeout=self.timeout)
             self.infos[label] = self.connections[label].info
         return self.connections[label]
+
+    def expected_failures(self, label: str) -> Any:
+        """The implementation's expectation file, loaded once per session."""
+        if label not in self.expected:
+            from conformance.corpus.expectations import expected_failures_for
+
+            self.expected[label] = expected_failures_for(self.expectations_dir, label)
+        return self.expected[label]
 
     def close(self) -> None:
         for connection in self.connections.values():
@@ -211,7 +220,6 @@ class ConformanceItem(pytest.Item):
         self.check = check
 
     def runtest(self) -> None:
-        from conformance.corpus.expectations import expected_failures_for
         from conformance.engine.runner import judge, plan_case
         from conformance.model.options import Options
         from conformance.model.results import Verdict
@@ -221,7 +229,7 @@ class ConformanceItem(pytest.Item):
         options = Options.from_mapping(connection.info.options)
         plan = plan_case(self.case, options, [self.check])[0]
         result = judge(plan, connection.send(plan.requests), options)
-        result = expected_failures_for(state.expectations_dir, self.label).apply(result)
+        result = state.expected_failures(self.label).apply(result)
         _record(self, RESULT_PROPERTY, connection.info, result)
         if result.verdict == Verdict.XFAIL:
             pytest.xfail(result.reason)

@@ -13,12 +13,18 @@ from click.testing import CliRunner
 import conformance.tools.matrix as matrix_module
 from conformance.adapters import ADAPTERS, EXPECTATIONS_DIR, Adapter
 from conformance.cli.main import main
-from conformance.corpus.expectations import load_expected_failures
+from conformance.corpus.expectations import load_expected_failures, render_lock
+from conformance.errors import UsageError
 from conformance.model.options import DEFAULT
 from conformance.model.results import CaseResult, Verdict
 from conformance.reports.bugclass import classify
 from conformance.tools.ecosystem import COMMAND, render_ecosystem
-from conformance.tools.matrix import MatrixSettings, expectation_entries, run_matrix
+from conformance.tools.matrix import (
+    MatrixSettings,
+    expectations_target,
+    lock_failures,
+    run_matrix,
+)
 
 ROOT = Path(__file__).parent.parent
 NO_FLUSH = Adapter(
@@ -28,7 +34,12 @@ NO_FLUSH = Adapter(
     "nothing to install",
     module="tests.broken_impls",
 )
-RULE = {"class": "text-dropped", "reason": "held text is never flushed", "link": "https://x.test/1"}
+RULE = {
+    "id": "no-flush.never",
+    "class": "text-dropped",
+    "reason": "held text is never flushed",
+    "link": "https://x.test/1",
+}
 
 
 def failed(expected: tuple[str, str], actual: tuple[str, str], check: str = "stream") -> CaseResult:
@@ -68,17 +79,85 @@ def test_an_error_is_a_crash() -> None:
     assert classify(result, DEFAULT.grammar).name == "crash"
 
 
-def test_expectation_entries_list_failing_checks_with_their_rule() -> None:
+def test_failures_are_locked_under_their_rule() -> None:
     results = [
-        failed(("a<th", ""), ("a", ""), "stream"),
         failed(("a<th", ""), ("a", ""), "chars"),
+        failed(("a<th", ""), ("a", ""), "stream"),
         failed(("", "r"), ("r", ""), "whole"),
     ]
-    entries, unexplained = expectation_entries(results, {}, [RULE])
-    assert entries == {
-        "ABCD": {"reason": RULE["reason"], "link": RULE["link"], "checks": ["stream", "chars"]}
-    }
+    failing, unexplained = lock_failures(results, {}, [RULE])
+    assert failing == {RULE["id"]: {"ABCD": ["stream", "chars"]}}
     assert [r.check for r in unexplained] == ["whole"]
+
+
+def test_a_lock_lists_derived_cases_compactly_and_loads_back(tmp_path: Path) -> None:
+    other = {"id": "other", "class": "text-added", "reason": "another reason"}
+    failing = {
+        RULE["id"]: {
+            "ABCD": ["whole", "stream", "chars", "splits"],
+            "ABCD~start+think_only": ["stream", "chars"],
+            "ABCD~start.glued+think_only": ["stream", "chars"],
+            "EFGH~start+think_only": ["stream", "chars"],
+        },
+        "other": {"ABCD~start+think_only": ["whole"]},
+    }
+    text = render_lock("# header\n", {RULE["id"]: RULE, "other": other}, failing)
+    assert text.startswith("# header\n")
+    data = yaml.safe_load(text)
+    assert data["rules"][RULE["id"]]["cases"] == {
+        "all": {"written": ["ABCD"]},
+        "stream chars": {
+            "~start+think_only": ["ABCD", "EFGH"],
+            "~start.glued+think_only": ["ABCD"],
+        },
+    }
+    path = tmp_path / "lock.yaml"
+    path.write_text(text, "utf-8")
+    expected = load_expected_failures(path)
+    assert expected.note("ABCD~start+think_only", "chars") == {
+        "reason": RULE["reason"],
+        "rule": RULE["id"],
+        "link": RULE["link"],
+    }
+    assert expected.note("ABCD~start+think_only", "whole")["rule"] == "other"  # type: ignore[index]
+    assert expected.note("ABCD~start+think_only", "splits") is None
+    assert expected.note("EFGH", "whole") is None
+    result = expected.apply(failed(("a<th", ""), ("a", ""), "splits"))
+    assert result.verdict == Verdict.XFAIL and result.expectation["rule"] == RULE["id"]  # type: ignore[index]
+
+
+def test_a_lock_naming_a_check_twice_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "lock.yaml"
+    path.write_text(
+        "lock: 1\nrules:\n"
+        "  a: {reason: x, cases: {all: {written: [ABCD]}}}\n"
+        "  b: {reason: y, cases: {whole: {written: [ABCD]}}}\n",
+        "utf-8",
+    )
+    with pytest.raises(UsageError, match="ABCD whole is also listed under a"):
+        load_expected_failures(path)
+
+
+def test_hand_written_expectation_files_keep_their_format(tmp_path: Path) -> None:
+    path = tmp_path / "mine.yaml"
+    path.write_text("K7QF:\n  reason: no flush\n  checks: [stream]\n", "utf-8")
+    expected = load_expected_failures(path)
+    assert expected.note("K7QF", "stream") == {"reason": "no flush"}
+    assert expected.note("K7QF", "whole") is None
+
+
+def test_update_expectations_never_writes_into_an_installed_package(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    settings = MatrixSettings(report_dir=tmp_path / "reports", update_expectations=True)
+    assert matrix_module.from_checkout()
+    assert expectations_target(settings) == EXPECTATIONS_DIR
+    monkeypatch.setattr(matrix_module, "from_checkout", lambda: False)
+    assert expectations_target(settings) == tmp_path / "reports" / "expectations"
+    chosen = MatrixSettings(expectations_out=tmp_path / "out", update_expectations=True)
+    assert expectations_target(chosen) == tmp_path / "out"
+    with pytest.raises(UsageError, match="--expectations-out"):
+        expectations_target(MatrixSettings(report_dir=None, update_expectations=True))
 
 
 @pytest.fixture
@@ -97,11 +176,23 @@ def test_matrix_is_green_until_the_implementation_changes(no_flush_registry: Pat
         expectations_dir=tmp / "expectations",
         bench=None,
         update_expectations=True,
+        expectations_out=tmp / "expectations",
     )
     first = run_matrix(settings, echo=lambda *a, **k: None)
     assert first.run.ok and not first.unexplained
-    entries = yaml.safe_load((tmp / "expectations" / "no-flush.yaml").read_text("utf-8"))
-    assert entries and all(e["reason"] == RULE["reason"] for e in entries.values())
+    lock = load_expected_failures(tmp / "expectations" / "no-flush.yaml")
+    assert lock.locked and all(
+        note["reason"] == RULE["reason"]
+        for checks in lock.locked.values()
+        for note in checks.values()
+    )
+    xfails = [r for r in first.entries[1].run.results if r.verdict == Verdict.XFAIL]
+    assert xfails and all(r.expectation["rule"] == RULE["id"] for r in xfails)  # type: ignore[index]
+    # The same, hand-written (the format users keep writing).
+    entries = {
+        case: {"reason": RULE["reason"], "checks": list(checks)}
+        for case, checks in lock.locked.items()
+    }
     labels = [entry.run.info.label for entry in first.entries]
     assert labels == ["reference", "no-flush"]
     assert first.entries[1].fingerprint is not None
@@ -142,6 +233,7 @@ def test_failures_no_rule_explains_stay_failures(no_flush_registry: Path) -> Non
             expectations_dir=no_flush_registry / "expectations",
             bench=None,
             update_expectations=True,
+            expectations_out=no_flush_registry / "expectations",
         ),
         echo=lambda *a, **k: None,
     )
@@ -160,8 +252,20 @@ def test_every_adapter_has_a_valid_expectation_file_and_rules() -> None:
     for candidate in ADAPTERS:
         path = EXPECTATIONS_DIR / f"{candidate.label}.yaml"
         assert path.exists(), path
-        assert load_expected_failures(path).entries, path
+        lock = load_expected_failures(path)
+        assert lock.locked and not lock.entries, path
         assert rules.get(candidate.label), candidate.label
+        ids = {rule["id"] for rule in rules[candidate.label]}
+        used = {note["rule"] for checks in lock.locked.values() for note in checks.values()}
+        assert used <= ids, (candidate.label, used - ids)
+
+
+def test_the_locks_stay_small() -> None:
+    lines = sum(
+        len((EXPECTATIONS_DIR / f"{a.label}.yaml").read_text("utf-8").splitlines())
+        for a in ADAPTERS
+    )
+    assert lines < 2000, lines
 
 
 def test_the_ecosystem_page_is_generated_and_covers_every_adapter() -> None:

@@ -14,6 +14,11 @@ stream is converted once it ends, and every stream check reports what that holds
 on each chunk of an Ollama `/api/chat` stream: native reasoning arrives in Ollama's `thinking`
 field, and content is routed by whether the chunk contains `<think>` or `</think>`. Its whole
 form is the same parser on a one-chunk stream.
+
+Checked against the installed LiteLLM: `parse_content_for_reasoning` is reached from the
+response conversion (`convert_dict_to_response.py`) and the Ollama completion transformation,
+not from the OpenAI-compatible streaming handler; the Ollama chat stream iterator calls
+`chunk_parser` on each decoded line, as this adapter does.
 """
 
 from __future__ import annotations

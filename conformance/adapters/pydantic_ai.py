@@ -7,9 +7,12 @@ Chat Completions response runs on every chunk: a native reasoning field becomes 
 ThinkingPart, and content goes to `ModelResponsePartsManager.handle_text_delta` with the
 model profile's thinking tags, which recognises a tag only when it is a whole text delta.
 Whole messages go through `OpenAIChatModel._process_response`, which splits the content with
-`split_content_into_text_and_thinking`. Native reasoning is sent as `reasoning_content`
-(DeepSeek's field). No request leaves the process: the model is given a provider URL on the
-loopback that is never called.
+`split_content_into_text_and_thinking`. Checked against the installed pydantic-ai
+(`pydantic_ai/models/openai/_chat_streaming.py`): `_get_event_iterator` calls
+`_map_part_delta(choice)` for every chunk's choice and, after the last chunk, flushes only
+pending annotations (no held-back text), which is why `finish()` returns nothing. Native
+reasoning is sent as `reasoning_content` (DeepSeek's field). No request leaves the process:
+the model is given a provider URL on the loopback that is never called.
 
 By design it recognises only `<think>` (the default profile's tags), keeps native reasoning
 and tag bodies both (merge), starts outside reasoning, and streams an unclosed block as

@@ -147,8 +147,18 @@ def bench(impls: tuple[str, ...], quick: bool, timeout: float, format_: str) -> 
 @click.option(
     "--update-expectations",
     is_flag=True,
-    help="Rewrite the adapters' expectation files from this run's failures and "
-    "conformance/adapters/divergences.yaml, then judge the run against them.",
+    help="Rewrite the adapters' expectation files (locks keyed by the rules of "
+    "conformance/adapters/divergences.yaml) from this run's failures, then judge the run "
+    "against them. From a source checkout they go to conformance/adapters/expectations; an "
+    "installed package is never written into (see --expectations-out).",
+)
+@click.option(
+    "--expectations-out",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="Where --update-expectations writes the expectation files (default: the "
+    "checkout's conformance/adapters/expectations, or REPORT_DIR/expectations when "
+    "conformance is installed rather than run from a checkout).",
 )
 def matrix(
     only: tuple[str, ...],
@@ -157,6 +167,7 @@ def matrix(
     bench_mode: str,
     timeout: float,
     update_expectations: bool,
+    expectations_out: Path | None,
 ) -> None:
     """Run the reference and every installed adapter (pydantic-ai, LiteLLM, SGLang, vLLM,
     transformers, the Vercel AI SDK) and write the side-by-side reports and the ecosystem page.
@@ -174,6 +185,7 @@ def matrix(
         bench={"small": SMALL, "quick": QUICK, "full": FULL, "none": None}[bench_mode],
         timeout=timeout,
         update_expectations=update_expectations,
+        expectations_out=expectations_out,
     )
     try:
         result = run_matrix(settings, echo=click.echo)

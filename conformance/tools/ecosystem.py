@@ -41,20 +41,22 @@ def render_ecosystem(matrix: Matrix) -> str:
         "library's own code the way the library calls it; nothing is reimplemented. Every case "
         "of the corpus runs in every check (`whole`, `stream`, `chars`, `splits`) under the "
         "options the implementation follows by design. The adapters' known divergences are "
-        "the expectation files in `conformance/adapters/expectations/`, with a reason and a "
-        "link each, so `conformance matrix` is green until a library changes: then it exits 1 "
-        "with a FAIL (a regression) or an XPASS (a fix), and after review "
-        "`conformance matrix --update-expectations` rewrites the files from the reasons in "
-        "`conformance/adapters/divergences.yaml`.",
+        "the locks in `conformance/adapters/expectations/`, keyed by the rules of "
+        "`conformance/adapters/divergences.yaml` (a stable id, a reason and a link each; "
+        "listed below), so `conformance matrix` is green until a library changes: then it "
+        "exits 1 with a FAIL (a regression) or an XPASS (a fix), and after review "
+        "`conformance matrix --update-expectations` rewrites the locks.",
         "",
         "## Implementations",
         "",
         _implementations(matrix),
         "",
         "Checks: PASS (NON_STRICT included) / known failures (XFAIL) / unexpected results "
-        "(FAIL, ERROR, TIMEOUT, XPASS) / SKIP, out of every check of every case. A case has an "
-        "expectation for `start_in_reasoning: true` only where it is about starting inside "
-        "reasoning (SPEC.md 5.5), so implementations that start there skip most of the corpus.",
+        "(FAIL, ERROR, TIMEOUT, XPASS) / SKIP, out of every check of every case, and the share "
+        "of checks judged (not SKIP). Under `start_in_reasoning: true` or the `think_only` "
+        "grammar most cases run as derived cases (`ID~start+think_only`: the written input "
+        "after the close delimiter, or with its delimiters renamed; SPEC.md 5.6), so those "
+        "implementations are judged on nearly the whole corpus.",
         *_skipped(matrix),
         "",
         "## What each adapter drives",
@@ -80,6 +82,12 @@ def render_ecosystem(matrix: Matrix) -> str:
         "## Speed",
         "",
         *_speed(matrix),
+        "## Known divergences by rule",
+        "",
+        "Each adapter's rules in `conformance/adapters/divergences.yaml` that this run used: "
+        "the known failures (XFAIL) each explains, why, and where upstream.",
+        "",
+        *_rules(matrix.entries),
         "## Failures by bug class",
         "",
         "Failed checks (expected or not) grouped by what went wrong, with the smallest "
@@ -111,13 +119,41 @@ def _implementations(matrix: Matrix) -> str:
                 "could not run"
                 if entry.run.failure
                 else f"{passed} / {counts[Verdict.XFAIL.value]} / {unexpected} / "
-                f"{counts[Verdict.SKIP.value]}",
+                f"{counts[Verdict.SKIP.value]} ({_judged(counts)})",
                 code(entry.adapter.shown_spec if entry.adapter else info.spec),
             ]
         )
     headers = ["label", "library", "implementation", "language", "declared options"]
-    headers += ["checks: pass / known / unexpected / skip", "spec"]
+    headers += ["checks: pass / known / unexpected / skip (judged)", "spec"]
     return tabulate(rows, headers, tablefmt="github", disable_numparse=True)
+
+
+def _judged(counts: Mapping[str, int]) -> str:
+    total = sum(counts.values())
+    judged = total - counts[Verdict.SKIP.value]
+    return f"{100 * judged / total:.0f}%" if total else "-"
+
+
+def _rules(entries: Sequence[Entry]) -> list[str]:
+    lines: list[str] = []
+    for entry in entries:
+        if entry.adapter is None or entry.run.failure is not None:
+            continue
+        notes: dict[str, tuple[Mapping[str, str], int]] = {}
+        for result in entry.run.results:
+            note = result.expectation
+            if result.verdict == Verdict.XFAIL and note and "rule" in note:
+                _, count = notes.get(note["rule"], (note, 0))
+                notes[note["rule"]] = (note, count + 1)
+        if not notes:
+            continue
+        rows = [
+            [code(rule), str(count), text(note["reason"]), cell(note.get("link", ""))]
+            for rule, (note, count) in notes.items()
+        ]
+        lines += [f"### {code(entry.run.info.label)}", ""]
+        lines += [tabulate(rows, ["rule", "checks", "why", "upstream"], tablefmt="github"), ""]
+    return lines
 
 
 def _drives(matrix: Matrix) -> str:

@@ -5,8 +5,10 @@ side: the corpus with each adapter's expected failures, a behaviour fingerprint 
 
 It writes the side-by-side reports; the command line renders the ecosystem page from the
 returned matrix (ecosystem.py). With `update_expectations` it first runs without the
-expectation files and rewrites them from the failures and adapters/divergences.yaml
-(see `expectation_entries`).
+expectation files and writes them as locks (corpus/expectations.py) from the failures and the
+rules of adapters/divergences.yaml (see `lock_failures`): into the checkout's
+adapters/expectations when this package runs from a checkout, never into an installed
+package (then into `expectations_out`, by default the report directory's `expectations/`).
 """
 
 from __future__ import annotations
@@ -21,18 +23,12 @@ import yaml
 from conformance.adapters import ADAPTERS, EXPECTATIONS_DIR, Adapter
 from conformance.contracts import all_checks
 from conformance.corpus.cases import bundled_cases_dir, load_corpus
-from conformance.corpus.expectations import load_expected_failures
+from conformance.corpus.expectations import load_expected_failures, render_lock
 from conformance.engine.plans import result_count
 from conformance.engine.runner import run_implementation
 from conformance.errors import UsageError
 from conformance.model.options import Options
-from conformance.model.results import (
-    CHECKS,
-    CaseResult,
-    ImplementationRun,
-    Run,
-    Verdict,
-)
+from conformance.model.results import CaseResult, ImplementationRun, Run, Verdict
 from conformance.reports.bugclass import BY_NAME, classify
 from conformance.session import (
     Context,
@@ -69,6 +65,8 @@ class MatrixSettings:
     bench: BenchSettings | None = SMALL
     timeout: float = 60.0
     update_expectations: bool = False
+    #: Where `update_expectations` writes; None for `expectations_target`'s choice.
+    expectations_out: Path | None = None
 
 
 @dataclass(slots=True)
@@ -104,6 +102,7 @@ def run_matrix(settings: MatrixSettings, *, echo: Callable[..., None]) -> Matrix
     """The matrix as a session: one job per implementation (the corpus, then a fingerprint
     and speed on the same connection). With `update_expectations`, the expectation files are
     rewritten (and the results re-judged against them) before the summary and reports."""
+    lock_dir = expectations_target(settings) if settings.update_expectations else None
     cases = load_corpus([bundled_cases_dir()]).cases
     targets: list[tuple[str, str, Adapter | None]] = [(REFERENCE, REFERENCE, None)]
     skipped: list[tuple[Adapter, str]] = []
@@ -160,8 +159,8 @@ def run_matrix(settings: MatrixSettings, *, echo: Callable[..., None]) -> Matrix
             ]
             for entry, impl in zip(matrix.entries, event.run.implementations, strict=True):
                 entry.run = impl
-            if settings.update_expectations:
-                _update_expectations(matrix, settings.expectations_dir, echo)
+            if lock_dir is not None:
+                _update_expectations(matrix, lock_dir, echo)
 
     handlers: list[Handler] = [Collect(), TerminalSummary(echo)]
     if settings.report_dir is not None:
@@ -180,27 +179,33 @@ def run_matrix(settings: MatrixSettings, *, echo: Callable[..., None]) -> Matrix
 
 
 def load_divergences(path: Path | None = None) -> dict[str, list[dict[str, Any]]]:
-    """The rules of adapters/divergences.yaml (or `path`), label -> rules in order."""
+    """The rules of adapters/divergences.yaml (or `path`), label -> rules in order. Each rule
+    has a stable `id` (unique for its adapter), a bug `class`, a `reason` and usually a
+    `link`; `checks` narrows it to some checks."""
     path = path or DIVERGENCES
     rules = yaml.safe_load(path.read_text("utf-8")) or {}
     for label, entries in rules.items():
+        seen: set[str] = set()
         for rule in entries:
-            if rule.get("class") not in BY_NAME or not rule.get("reason"):
+            if rule.get("class") not in BY_NAME or not rule.get("reason") or not rule.get("id"):
                 raise UsageError(
-                    f"{path}: {label}: a rule needs a known `class` "
+                    f"{path}: {label}: a rule needs an `id`, a known `class` "
                     f"({', '.join(BY_NAME)}) and a `reason`, not {rule!r}"
                 )
+            if rule["id"] in seen:
+                raise UsageError(f"{path}: {label}: two rules have the id {rule['id']!r}")
+            seen.add(rule["id"])
     return rules
 
 
-def expectation_entries(
+def lock_failures(
     results: Sequence[CaseResult], options: Mapping[str, Any], rules: Sequence[Mapping[str, Any]]
-) -> tuple[dict[str, dict[str, Any]], list[CaseResult]]:
-    """Expectation-file entries for an implementation's failures, and the failures no rule
-    explains. A case failing several checks gets one entry listing them; its reason is the
-    reason of each distinct rule that matched, in check order."""
+) -> tuple[dict[str, dict[str, list[str]]], list[CaseResult]]:
+    """An implementation's failures by rule: rule id -> case ID -> failing checks (in check
+    order), each failing check under the first rule matching its bug class (and check, when
+    the rule names checks); and the failures no rule explains."""
     grammar = Options.from_mapping(options).grammar
-    matched: dict[str, list[tuple[CaseResult, Mapping[str, Any]]]] = {}
+    failing: dict[str, dict[str, list[str]]] = {}
     unexplained = []
     for result in results:
         if result.verdict not in FAILED:
@@ -217,20 +222,35 @@ def expectation_entries(
         if rule is None:
             unexplained.append(result)
         else:
-            matched.setdefault(result.case, []).append((result, rule))
-    entries = {}
-    for case in sorted(matched):
-        pairs = sorted(matched[case], key=lambda pair: all_checks().index(pair[0].check))
-        reasons = list(dict.fromkeys(" ".join(rule["reason"].split()) for _, rule in pairs))
-        link = next((rule["link"] for _, rule in pairs if rule.get("link")), None)
-        entry: dict[str, Any] = {"reason": "; ".join(reasons)}
-        if link:
-            entry["link"] = link
-        checks = [result.check for result, _ in pairs]
-        if checks != list(CHECKS):
-            entry["checks"] = checks
-        entries[case] = entry
-    return entries, unexplained
+            failing.setdefault(rule["id"], {}).setdefault(result.case, []).append(result.check)
+    for cases in failing.values():
+        for checks in cases.values():
+            checks.sort(key=all_checks().index)
+    return failing, unexplained
+
+
+def expectations_target(settings: MatrixSettings) -> Path:
+    """Where `--update-expectations` writes: the directory asked for; else the checkout's
+    adapters/expectations when this package runs from a source checkout; else the report
+    directory's `expectations/` (an installed package is never written into)."""
+    if settings.expectations_out is not None:
+        return settings.expectations_out
+    if from_checkout():
+        return EXPECTATIONS_DIR
+    if settings.report_dir is None:
+        raise UsageError(
+            "conformance is installed, not run from a checkout: give --expectations-out "
+            "(the installed package is never written into)"
+        )
+    return settings.report_dir / "expectations"
+
+
+def from_checkout() -> bool:
+    """Whether the package is a source checkout's (a pyproject.toml and a .git beside it),
+    not an installed copy."""
+    root = EXPECTATIONS_DIR.parents[2]
+    installed = "site-packages" in root.parts or "dist-packages" in root.parts
+    return not installed and (root / "pyproject.toml").exists() and (root / ".git").exists()
 
 
 def _update_expectations(matrix: Matrix, directory: Path, echo: Callable[..., None]) -> None:
@@ -240,18 +260,18 @@ def _update_expectations(matrix: Matrix, directory: Path, echo: Callable[..., No
         if entry.adapter is None or entry.run.failure is not None:
             continue
         label = entry.run.info.label
-        entries, unexplained = expectation_entries(
-            entry.run.results, entry.run.info.options, rules.get(label, [])
-        )
+        own = rules.get(label, [])
+        failing, unexplained = lock_failures(entry.run.results, entry.run.info.options, own)
         path = directory / f"{label}.yaml"
         header = (
-            f"# Known divergences of {entry.run.info.name} {entry.run.info.version} "
-            "(adapters/divergences.yaml says why).\n"
+            f"# Known divergences of {entry.run.info.name} {entry.run.info.version}, by rule of "
+            "adapters/divergences.yaml.\n"
             "# Written by `conformance matrix --update-expectations`; review the diff.\n"
         )
-        body = yaml.safe_dump(entries, sort_keys=False, allow_unicode=True, width=100)
-        path.write_text(header + (body if entries else ""), "utf-8")
-        echo(f"wrote {path} ({len(entries)} cases)")
+        described = {rule["id"]: rule for rule in own}
+        path.write_text(render_lock(header, described, failing), "utf-8")
+        checks = sum(len(c) for cases in failing.values() for c in cases.values())
+        echo(f"wrote {path} ({len(failing)} rules, {checks} checks)")
         if unexplained:
             matrix.unexplained[label] = unexplained
             classes = sorted({classify(r, _grammar(entry)).name for r in unexplained})

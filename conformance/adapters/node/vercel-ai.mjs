@@ -11,6 +11,10 @@
 // arrives are that chunk's delta. A whole request goes through doGenerate() with a
 // reasoning part and a text part. Nothing leaves the process: the wrapped model is the SDK's
 // own MockLanguageModelV3 answering with the request's parts.
+//
+// This is the path the SDK itself takes: streamText() and generateText() call doStream() and
+// doGenerate() of the model wrapLanguageModel returns, which run the middleware's wrapStream
+// and wrapGenerate around the provider's model (checked against the installed `ai` package).
 
 import { createRequire } from "node:module";
 import { createInterface } from "node:readline";
