@@ -140,8 +140,9 @@ def bench(impls: tuple[str, ...], quick: bool, timeout: float, format_: str) -> 
     type=click.Choice(["small", "quick", "full", "none"]),
     default="small",
     show_default=True,
-    help="Speed measurements: a 20 KB document, `conformance bench --quick` (100 KB), its "
-    "full sizes (1 MB), or none.",
+    help="Speed measurements: `conformance bench`'s 1 MB document with `--quick`'s growth "
+    "sizes, `conformance bench --quick` (100 KB), its full sizes (1 MB, growth 1 MB / 10 MB), "
+    "or none. Implementations the growth check finds superlinear are not benchmarked.",
 )
 @timeout_option(60.0, " (benchmark streams are long)")
 @click.option(

@@ -92,6 +92,17 @@ def main() -> None:
     is_flag=True,
     help="Validate every protocol reply against its JSON Schema.",
 )
+@click.option(
+    "--no-growth",
+    is_flag=True,
+    help="Skip the growth check (SPEC.md 14): timing each implementation on streams of 4 KB "
+    "to 64 KB to see whether its time per character grows with the stream.",
+)
+@click.option(
+    "--strict-growth",
+    is_flag=True,
+    help="Superlinear growth is a FAIL (exit status 1) rather than NON_STRICT.",
+)
 @budget_options
 def run(
     impls: tuple[str, ...],
@@ -107,6 +118,8 @@ def run(
     expectations_dir: Path | None,
     timeout: float,
     validate_protocol: bool,
+    no_growth: bool,
+    strict_growth: bool,
     budget: float | None,
     allow_unjudged: bool,
 ) -> None:
@@ -116,8 +129,10 @@ def run(
     the --budget ran out; 2 a usage or case-file error or an implementation that cannot
     start; 130/143 interrupted by SIGINT/SIGTERM (the reports keep what finished).
     """
-    from conformance.session.run import RunSettings, execute
+    from conformance.session.run import GrowthSettings, RunSettings, execute
 
+    if no_growth and strict_growth:
+        usage_error("--strict-growth and --no-growth contradict each other")
     settings = RunSettings(
         impls=impls or ("reference",),
         option_sets=option_sets,
@@ -132,6 +147,7 @@ def run(
         validate_protocol=validate_protocol,
         budget=budget,
         allow_unjudged=allow_unjudged,
+        growth=None if no_growth else GrowthSettings(strict=strict_growth),
     )
     try:
         status = execute(settings, echo=click.echo)

@@ -93,6 +93,8 @@ class CaseResult:
     #: For a derived case (SPEC 5.6): the written case it comes from and the transform,
     #: `{"from": ID, "transform": text}`.
     derived: Mapping[str, str] | None = None
+    #: For the growth check (SPEC 14): the lengths, median times and fitted exponent.
+    growth: Mapping[str, Any] | None = None
 
     def to_json(self) -> dict[str, Any]:
         data: dict[str, Any] = {
@@ -115,6 +117,7 @@ class CaseResult:
             "expectation",
             "digests",
             "derived",
+            "growth",
         ):
             value = getattr(self, name)
             if value not in (None, ""):

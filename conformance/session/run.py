@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
-from conformance.corpus.cases import load_corpus
+from conformance.corpus.cases import Case, load_corpus
 from conformance.corpus.expectations import expected_failures_for
 from conformance.corpus.select import Selection
+from conformance.engine.growth import GrowthSettings, growth_result, judge_growth
 from conformance.engine.plans import result_count
 from conformance.engine.runner import run_implementation
 from conformance.errors import UsageError
+from conformance.model.results import CHECKS, Verdict
 from conformance.session.events import Finished, Handler
 from conformance.session.orchestrator import (
     EXIT_FAILED,
@@ -30,6 +32,7 @@ __all__ = [
     "EXIT_FAILED",
     "EXIT_OK",
     "EXIT_USAGE",
+    "GrowthSettings",
     "RunSettings",
     "execute",
     "implementation_specs",
@@ -49,6 +52,8 @@ class RunSettings:
     validate_protocol: bool
     budget: float | None = None
     allow_unjudged: bool = False
+    #: The growth check (SPEC 14) after the cases, or None for none (`--no-growth`).
+    growth: GrowthSettings | None = field(default_factory=GrowthSettings)
 
 
 def implementation_specs(
@@ -100,13 +105,18 @@ def run_session(
             raise
         cases = []
     checks = settings.selection.checks
-    total = result_count(cases, checks)
+    # The growth check times the normalizer: it comes with the normalizer's own checks.
+    normalizer = any(isinstance(case, Case) for case in cases) and any(
+        check in CHECKS for check in checks
+    )
+    growth = settings.growth if normalizer else None
+    total = result_count(cases, checks) + (growth is not None)
 
     def job(spec: ImplementationSpec) -> Job:
         expected = expected_failures_for(settings.expectations_dir, spec.label)
 
         def work(connection: Connection, context: Context) -> None:
-            run_implementation(
+            judged = run_implementation(
                 connection,
                 cases,
                 checks=checks,
@@ -114,6 +124,13 @@ def run_session(
                 on_result=context.emit,
                 stop=context.stopping,
             )
+            if growth is None or context.stopping():
+                return
+            if any(result.verdict != Verdict.SKIP for result in judged.results):
+                result = growth_result(connection, growth, stop=context.stopping)
+            else:  # timing alone is no judgement: the run must still say it judged nothing
+                result = judge_growth("no case was judged", growth)
+            context.emit(result)
 
         def opened() -> Connection:
             return connect(

@@ -198,12 +198,24 @@ def _speed(matrix: Matrix) -> list[str]:
     if not results or matrix.bench_settings is None:
         return [f"Not measured (`{COMMAND} --bench none`).", ""]
     table = render_bench(results, matrix.bench_settings, "markdown")
+    unmeasured = [
+        f"- `{entry.run.info.label}`: not benchmarked, its growth check is "
+        f"{entry.growth.verdict.value} ({entry.growth.reason})"
+        for entry in matrix.entries
+        if entry.bench is None and entry.growth is not None
+    ]
     return [
         f"`conformance bench` figures on {platform.processor() or platform.machine()} with "
         f"{_cpus()} CPUs, one implementation at a time. `in process` times the "
         "library's own code through its adapter; `cmd:` includes the protocol round trip.",
         "",
         table,
+        *(
+            ["", "Superlinear on the growth check (SPEC.md 14), so not run on the document:"]
+            if unmeasured
+            else []
+        ),
+        *unmeasured,
     ]
 
 

@@ -24,6 +24,7 @@ from conformance.adapters import ADAPTERS, EXPECTATIONS_DIR, Adapter
 from conformance.contracts import all_checks
 from conformance.corpus.cases import bundled_cases_dir, load_corpus
 from conformance.corpus.expectations import load_expected_failures, render_lock
+from conformance.engine.growth import growth_result
 from conformance.engine.plans import result_count
 from conformance.engine.runner import run_implementation
 from conformance.errors import UsageError
@@ -48,10 +49,12 @@ from conformance.transport.spec import parse_impl
 
 REFERENCE = "reference"
 DIVERGENCES = Path(__file__).parent.parent / "adapters" / "divergences.yaml"
-#: The matrix's default measurements: smaller than `conformance bench --quick`, because some
-#: libraries take time quadratic in the stream (vLLM's `deepseek_r1` scans every earlier token
-#: ID at each step) and the matrix measures a dozen of them in one go.
-SMALL = BenchSettings(document_size=20_000, growth_sizes=(200_000, 2_000_000))
+#: The matrix's default measurements: `conformance bench`'s default document (1 MB; a small
+#: one hides superlinear costs) and `--quick`'s growth sizes. Some libraries take time
+#: quadratic in the stream (vLLM's `deepseek_r1` scans every earlier token ID at each step):
+#: at 1 MB in 1-character chunks that is hours, so an implementation that the growth check
+#: (engine/growth.py) finds superlinear is not benched, and the page says why.
+SMALL = BenchSettings(growth_sizes=(200_000, 2_000_000))
 #: Verdicts that are failures of the library, whether expected or not.
 FAILED = frozenset({Verdict.FAIL, Verdict.ERROR, Verdict.TIMEOUT, Verdict.XFAIL})
 
@@ -77,6 +80,8 @@ class Entry:
     adapter: Adapter | None = None
     fingerprint: Fingerprint | None = None
     bench: BenchResult | None = None
+    #: The growth check, measured before the benchmark (which it can rule out).
+    growth: CaseResult | None = None
 
 
 @dataclass(slots=True)
@@ -136,9 +141,11 @@ def run_matrix(settings: MatrixSettings, *, echo: Callable[..., None]) -> Matrix
             echo(f"{label}: fingerprint", err=True)
             entry.fingerprint = fingerprint(connection)
             if settings.bench is not None:
-                entry.bench = bench(
-                    connection, settings.bench, progress=lambda t: echo(t, err=True)
-                )
+                entry.growth = growth_result(connection, stop=context.stopping)
+                if entry.growth.verdict is Verdict.PASS:
+                    entry.bench = bench(
+                        connection, settings.bench, progress=lambda t: echo(t, err=True)
+                    )
 
         def opened() -> Connection:
             return connect(parsed, timeout=settings.timeout)
