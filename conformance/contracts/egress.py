@@ -10,11 +10,12 @@ from __future__ import annotations
 import copy
 import json
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from hypothesis.strategies import SearchStrategy
+if TYPE_CHECKING:
+    from hypothesis.strategies import SearchStrategy
 
-from conformance import strategies
+
 from conformance.model.results import Verdict
 
 NAME = "egress"
@@ -276,4 +277,8 @@ def guess_taxonomy(case_input: Mapping[str, Any]) -> str:
 
 
 def inputs() -> SearchStrategy[dict[str, Any]]:
+    # Imported here: Hypothesis is for fuzzing, and a protocol program answering this op
+    # starts faster without it.
+    from conformance import strategies
+
     return strategies.egress_requests()

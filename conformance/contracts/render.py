@@ -26,11 +26,12 @@ channels with the thinking and the visible (progress and text) texts of the even
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from hypothesis.strategies import SearchStrategy
+if TYPE_CHECKING:
+    from hypothesis.strategies import SearchStrategy
 
-from conformance import strategies
+
 from conformance.model.judge import _difference
 from conformance.model.results import Verdict
 from conformance.reference import normalize_whole
@@ -225,4 +226,8 @@ def guess_taxonomy(case_input: Mapping[str, Any]) -> str:
 
 
 def inputs() -> SearchStrategy[dict[str, Any]]:
+    # Imported here: Hypothesis is for fuzzing, and a protocol program answering this op
+    # starts faster without it.
+    from conformance import strategies
+
     return strategies.render_events()

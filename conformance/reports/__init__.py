@@ -29,4 +29,4 @@ def write_reports(run: Run, directory: Path) -> list[Path]:
     return paths
 
 
-__all__ = ["FORMATS", "ResultsFileError", "load_results", "write_atomically", "write_reports"]
+__all__ = ["ResultsFileError", "load_results", "write_reports"]
