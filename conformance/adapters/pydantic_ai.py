@@ -69,7 +69,7 @@ class PydanticAI:
             model_request_parameters=ModelRequestParameters(),
             _model_name=MODEL_NAME,
             _model_profile=model.profile,
-            _response=None,  # type: ignore[arg-type]  # chunks are handed to the mapping hook
+            _response=None,  # chunks are handed to the mapping hook
             _provider_name="openai",
             _model_id_namespace="openai",
             _provider_url=UNUSED_URL,

@@ -17,7 +17,14 @@ from typing import Any
 
 import yaml
 
-from conformance.corpus.cases import Case, CaseFileError, ContractCase, Corpus, Expectation
+from conformance.corpus.cases import (
+    Case,
+    CaseFileError,
+    CaseIdentity,
+    ContractCase,
+    Corpus,
+    Expectation,
+)
 from conformance.corpus.derive import derived_forms, proven_profiles
 from conformance.model.chunks import Channels
 from conformance.model.options import (
@@ -93,9 +100,9 @@ def _cassette_secrets(corpus: Corpus) -> Iterator[CaseFileError]:
             yield CaseFileError(path, line, message)
 
 
-def _identities(cases: Iterable[Case], retired: set[str]) -> Iterator[CaseFileError]:
-    first_id: dict[str, Case] = {}
-    first_slug: dict[str, Case] = {}
+def _identities(cases: Iterable[CaseIdentity], retired: set[str]) -> Iterator[CaseFileError]:
+    first_id: dict[str, CaseIdentity] = {}
+    first_slug: dict[str, CaseIdentity] = {}
     for case in cases:
         if case.id in retired:
             yield CaseFileError(
@@ -116,7 +123,7 @@ def _identities(cases: Iterable[Case], retired: set[str]) -> Iterator[CaseFileEr
 
 
 def _taxonomy(
-    cases: Iterable[Case], taxonomy: Taxonomy, *, coverage: bool
+    cases: Iterable[CaseIdentity], taxonomy: Taxonomy, *, coverage: bool
 ) -> Iterator[CaseFileError]:
     covered: set[str] = set()
     for case in cases:

@@ -113,10 +113,10 @@ def load_expected_failures(path: Path) -> ExpectedFailures:
         key=lambda e: list(e.absolute_path),
     )
     if errors:
-        error = errors[0]
-        where = "/".join(str(p) for p in error.absolute_path) or "the file"
+        first = errors[0]
+        where = "/".join(str(p) for p in first.absolute_path) or "the file"
         raise UsageError(
-            f"{path}: {where}: {error.message} (an entry is `CASE_ID: "
+            f"{path}: {where}: {first.message} (an entry is `CASE_ID: "
             "{reason: ..., link: ..., checks: [...]}`)"
         )
     return ExpectedFailures(path, data)

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from conformance.contracts import all_checks
-from conformance.corpus.cases import Case
+from conformance.corpus.cases import Case, CaseIdentity, ContractCase
 from conformance.errors import UsageError
 
 
@@ -34,7 +34,7 @@ class Selection:
             data["keyword"] = self.keyword
         return data
 
-    def apply(self, cases: Sequence[Case]) -> list[Case]:
+    def apply(self, cases: Sequence[Case | ContractCase]) -> list[Case | ContractCase]:
         known = all_checks()
         unknown = sorted(set(self.checks) - set(known))
         if unknown:
@@ -68,7 +68,7 @@ class Selection:
         return chosen
 
 
-def searchable(case: Case) -> str:
+def searchable(case: CaseIdentity) -> str:
     return f"{case.id} {case.slug} {case.category} {case.taxonomy} {case.level}".lower()
 
 

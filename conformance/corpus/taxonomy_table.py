@@ -7,13 +7,13 @@ from collections.abc import Iterable
 
 from tabulate import tabulate
 
-from conformance.corpus.cases import Case
+from conformance.corpus.cases import CaseIdentity
 from conformance.corpus.check import Taxonomy
 
 START, END = "<!-- taxonomy:start -->", "<!-- taxonomy:end -->"
 
 
-def render_taxonomy(taxonomy: Taxonomy, cases: Iterable[Case]) -> str:
+def render_taxonomy(taxonomy: Taxonomy, cases: Iterable[CaseIdentity]) -> str:
     covering: dict[str, list[str]] = defaultdict(list)
     for case in cases:
         covering[case.taxonomy].append(case.id)

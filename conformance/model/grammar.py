@@ -128,10 +128,10 @@ class Grammar:
         while (hit := find(text, clear)) is not None:
             at = hit.start()
             low = at - back
-            match = search(text, low if low > clear else clear, at + span)
-            if match is not None and match.start() <= at:
-                clear = match.end()
-                found.append((match.start(), clear, is_close(match.group())))
+            near = search(text, low if low > clear else clear, at + span)
+            if near is not None and near.start() <= at:
+                clear = near.end()
+                found.append((near.start(), clear, is_close(near.group())))
             else:
                 clear = at + 1
         return found

@@ -191,9 +191,9 @@ def pytest_runtest_logreport(report: pytest.TestReport) -> None:
         return
     for name, value in report.user_properties:
         if name in (RESULT_PROPERTY, FUZZ_PROPERTY):
-            data = json.loads(value)
-            entry = _collected.setdefault(data["label"], (data["info"], [], []))
-            entry[1 if name == RESULT_PROPERTY else 2].append(data["result"])
+            data = json.loads(str(value))
+            _info, results, fuzz = _collected.setdefault(data["label"], (data["info"], [], []))
+            (results if name == RESULT_PROPERTY else fuzz).append(data["result"])
 
 
 #: Per implementation label: its info, its case results and its fuzz results (as JSON).

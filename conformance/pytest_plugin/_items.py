@@ -146,6 +146,7 @@ class FuzzItem(pytest.Item):
         state: State = self.config.stash[STATE]
         connection = state.connection(self.label)
         profile = settings.default
+        assert profile is not None  # Hypothesis always has a current profile
         # A deterministic profile (`ci`) fixes the seed; otherwise each run explores anew.
         seed = 0 if profile.derandomize else random.randrange(2**32)
         result = run_property(

@@ -13,16 +13,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping
-from typing import Any, TypedDict
+from typing import Any
 
 from conformance.model.options import Options
 
-
-class Delta(TypedDict):
-    """One output step: the text each channel gained."""
-
-    assistant: str
-    thinking: str
+#: One output step: the text each channel gained, `{"assistant": str, "thinking": str}`
+#: (a plain dict, so that it is the interface's `Mapping[str, str]` too).
+Delta = dict[str, str]
 
 
 class Normalizer:

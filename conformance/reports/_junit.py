@@ -76,8 +76,8 @@ def _suite(run: Run, implementation: ImplementationRun) -> ET.Element:
     for fuzz_result in implementation.fuzz:
         suite.append(_fuzz_testcase(run, implementation, fuzz_result))
         _count(counts, fuzz_result.verdict)
-    for key, value in counts.items():
-        suite.set(key, str(value))
+    for key, count in counts.items():
+        suite.set(key, str(count))
     return suite
 
 

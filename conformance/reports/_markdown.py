@@ -182,7 +182,7 @@ def _summary_table(run: Run) -> str:
             cell(format_options(info.options)),
         ]
         if cases:
-            row += [summary[v.value] or "" for v in VERDICTS]
+            row += [str(summary[v.value] or "") for v in VERDICTS]
         if has_fuzz(run):
             row.append(fuzz_counts(implementation) or "-")
         rows.append(row)
@@ -354,7 +354,7 @@ def _fuzz_detail(run: Run, implementation: ImplementationRun, result: FuzzResult
         out += ["", caption, "", *fence("\n".join(lines), "diff")]
     elif expected is not None or actual is not None:
         side, channels = (minus, expected) if expected is not None else (plus, actual)
-        lines = [f"{c}: {visible(channels.get(c, ''))}" for c in CHANNELS]
+        lines = [f"{c}: {visible((channels or {}).get(c, ''))}" for c in CHANNELS]
         out += ["", f"{side[:1].upper()}{side[1:]}:", "", *fence("\n".join(lines), "text")]
     if result.case_file:
         out += ["", f"Case file: {code(result.case_file)} — {CASE_FILE_HINT}."]

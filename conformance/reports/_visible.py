@@ -8,7 +8,7 @@ they agree on the symbols.
 from __future__ import annotations
 
 import unicodedata
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from difflib import SequenceMatcher
 from typing import Literal
@@ -41,6 +41,7 @@ def parts(text: str) -> Iterator[tuple[Kind, str]]:
     """The text as runs of plain text, whitespace symbols and escapes, for styled output."""
     run: list[str] = []
     for char in text:
+        kind: Kind
         if char in MARKERS:
             kind, shown = "ws", MARKERS[char]
         elif char in _SYMBOLS or unicodedata.category(char) in _INVISIBLE:
@@ -116,7 +117,7 @@ def _common_prefix(a: str, b: str) -> int:
     return min(len(a), len(b))
 
 
-def opcodes(expected: str, actual: str) -> list[tuple[str, int, int, int, int]]:
+def opcodes(expected: str, actual: str) -> Sequence[tuple[str, int, int, int, int]]:
     """Character-level edit operations between two (short) window middles."""
     return SequenceMatcher(None, expected, actual, autojunk=False).get_opcodes()
 
