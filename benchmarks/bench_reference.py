@@ -34,8 +34,8 @@ import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
+from conformance.model.document import BLOCK_SHARE, BLOCKS, cut, realistic_document
 from conformance.reference import Normalizer
-from conformance.tools.document import BLOCK_SHARE, BLOCKS, cut, realistic_document
 
 Chunk = dict[str, Any]
 Factory = Callable[[], Any]

@@ -8,6 +8,7 @@ import json
 import subprocess
 import sys
 
+from conformance.model.document import cut, realistic_document
 from conformance.reference import Normalizer
 from conformance.tools.bench import bench, render_bench
 from conformance.tools.bench_figures import (
@@ -17,7 +18,6 @@ from conformance.tools.bench_figures import (
     BenchSettings,
     Growth,
 )
-from conformance.tools.document import cut, realistic_document
 from conformance.transport.impls import connect
 from conformance.transport.spec import parse_impl
 

@@ -11,10 +11,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from conformance import strategies as cs
+from conformance.model.document import cut, realistic_document
 from conformance.model.grammar import MAX_BLANKS
 from conformance.model.options import Options, enumerated_profiles
 from conformance.reference import Normalizer, normalize_stream, normalize_whole
-from conformance.tools.document import cut, realistic_document
 from tests.reference_oracle import oracle_stream
 
 CUSTOM = [

@@ -27,6 +27,7 @@ from typing import Any
 from tabulate import tabulate
 
 from conformance.model.chunks import Chunk
+from conformance.model.document import cut, realistic_document
 from conformance.model.options import Options
 from conformance.model.results import ImplementationInfo
 from conformance.reference import Delta, normalize_stream
@@ -39,7 +40,6 @@ from conformance.tools.bench_figures import (
     Holdback,
     Throughput,
 )
-from conformance.tools.document import cut, realistic_document
 from conformance.transport.connections import (
     Connection,
     InProcessConnection,
