@@ -4,8 +4,10 @@ with a missing or undecodable cassette reported at the case's line."""
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from conformance.cassettes import (
@@ -187,3 +189,44 @@ def test_a_pending_case_is_skipped_with_the_reason(tmp_path: Path):
     case_results = [r for r in results if r["check"] != "growth"]
     assert [r["verdict"] for r in case_results] == ["SKIP"] * 4
     assert PENDING_REVIEW.split(":")[0] in report
+
+
+def test_a_capture_anywhere_is_approved_into_a_cases_directory_of_ones_own(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """From any directory, as after a plain install: the capture is copied beside the
+    cases, the pending case names the copy, and accepting it by the original path works."""
+    monkeypatch.chdir(tmp_path)
+    capture = tmp_path / "downloads" / "mine.yaml"
+    capture.parent.mkdir()
+    shutil.copy(bundled_cassettes_dir() / "deepseek" / "reasoner-stream.yaml", capture)
+    (tmp_path / "my-cases").mkdir()
+    runner = CliRunner()
+    approved = runner.invoke(main, ["approve", str(capture), "--cases", "my-cases"])
+    assert approved.exit_code == 0, approved.output
+    copy = tmp_path / "cassettes" / "captures" / "mine.yaml"
+    assert copy.read_bytes() == capture.read_bytes()
+    (pending,) = (tmp_path / "my-cases" / "pending").glob("*.yaml")
+    assert "captures/mine.yaml" in pending.read_text("utf-8")
+    ran = runner.invoke(
+        main,
+        ["run", "--cases", "my-cases", "--report-dir", "r", "--allow-unjudged", "--no-growth"],
+    )
+    assert ran.exit_code == 0, ran.output
+    accepted = runner.invoke(main, ["approve", str(capture), "--cases", "my-cases", "--accept"])
+    assert accepted.exit_code == 0, accepted.output
+    ran = runner.invoke(main, ["run", "--cases", "my-cases", "--report-dir", "r"])
+    assert ran.exit_code == 0, ran.output
+
+
+def test_served_cassettes_find_their_cases_wherever_the_cassettes_lie(tmp_path: Path) -> None:
+    """serve maps by the name cases give, so a copy of the bundled cassettes (a checkout
+    next to an installed package) is mapped to the bundled cases too."""
+    from conformance.capture.served import load_served
+
+    copy = tmp_path / "cassettes"
+    shutil.copytree(bundled_cassettes_dir() / "deepseek", copy / "deepseek")
+    served, problems = load_served(copy, CORPUS.cases)
+    assert not problems
+    by_name = {entry.name: entry.cases for entry in served}
+    assert by_name["deepseek/reasoner-stream"], by_name

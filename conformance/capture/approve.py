@@ -13,7 +13,9 @@ from __future__ import annotations
 import dataclasses
 import json
 import re
+import shutil
 from collections.abc import Mapping
+from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -27,7 +29,14 @@ from conformance.corpus.casegen import (
     quote,
     render_case_file,
 )
-from conformance.corpus.cases import Case, CaseFileError, Corpus, load_corpus, load_file
+from conformance.corpus.cases import (
+    Case,
+    CaseFileError,
+    Corpus,
+    bundled_cases_dir,
+    load_corpus,
+    load_file,
+)
 from conformance.corpus.check import check_corpus, load_retired, load_taxonomy
 
 #: Case IDs written here start with a digit, so they never collide with hand-written ones.
@@ -51,8 +60,9 @@ def approve(
 ) -> Path:
     """Write a pending case for `cassette` and return its file."""
     pending_dir = cases_dir / PENDING_DIR
-    name = _relative_name(cassette, pending_dir / "x.yaml")
     _refuse_credentials(cassette)
+    cassette = _in_reach(cassette, pending_dir / "x.yaml")
+    name = _relative_name(cassette, pending_dir / "x.yaml")
     corpus = load_corpus([cases_dir])
     for existing in corpus.cases:
         ref = existing.cassette
@@ -94,6 +104,7 @@ def approve(
 def accept(cassette: Path, cases_dir: Path) -> tuple[Case, Path]:
     """Check the reviewed pending case of `cassette` and move it into the corpus."""
     pending_dir = cases_dir / PENDING_DIR
+    cassette = _in_reach(cassette, pending_dir / "x.yaml", copy=False)
     name = _relative_name(cassette, pending_dir / "x.yaml")
     _refuse_credentials(cassette)
     found = [
@@ -110,7 +121,9 @@ def accept(cassette: Path, cases_dir: Path) -> tuple[Case, Path]:
     path, case = found[0]
     _, errors = load_file(path)
     problems = [str(error) for error in errors]
-    taxonomy = load_taxonomy(cases_dir)
+    # A cases directory of one's own may have no taxonomy of its own: the corpus's applies.
+    own = cases_dir / "taxonomy.yaml"
+    taxonomy = load_taxonomy(cases_dir if own.exists() else bundled_cases_dir())
     if isinstance(taxonomy, CaseFileError):
         raise ApproveError(str(taxonomy))
     reviewed = dataclasses.replace(case, pending=False)
@@ -154,6 +167,35 @@ def _refuse_credentials(cassette: Path) -> None:
     message = refusal(cassette)
     if message is not None:
         raise ApproveError(f"{message}\nNothing was written; remove it and approve again.")
+
+
+#: Where `approve` copies a capture that is not yet under a cassettes directory.
+CAPTURES = "captures"
+
+
+def _in_reach(cassette: Path, case_file: Path, *, copy: bool = True) -> Path:
+    """The cassette itself when `case_file` can name it; otherwise its copy in a
+    `cassettes/` directory beside the cases (made now unless `copy` is false), so that a
+    capture can be approved from anywhere, also from a plain install. The packaged corpus
+    takes no new cases."""
+    directory = cassettes_dir_for(case_file)
+    if cassette.resolve().is_relative_to(directory.resolve()):
+        return cassette
+    packaged = Path(str(resources.files("conformance"))).resolve()
+    if case_file.resolve().is_relative_to(packaged):
+        raise ApproveError(
+            f"{case_file.parent} is inside the installed package; name your own cases "
+            "directory with --cases DIR"
+        )
+    target_dir = case_file.parent.parent.parent / "cassettes" / CAPTURES
+    target = target_dir / cassette.name
+    if target.exists() and target.read_bytes() != cassette.read_bytes():
+        raise ApproveError(f"{target} exists and differs from {cassette}; rename one of them")
+    if not copy:
+        return target if target.exists() else cassette
+    target_dir.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(cassette, target)
+    return target
 
 
 def _relative_name(cassette: Path, case_file: Path) -> str:

@@ -57,10 +57,12 @@ def load_served(
     """Every cassette under `directory`, with the cases that use it; problems as messages."""
     served: list[Served] = []
     problems: list[str] = []
-    by_path: dict[Path, list[Case]] = {}
+    # By the name the case file gives (relative to its cassettes directory), so that the
+    # bundled cases find a checkout's copy of the bundled cassettes, and the other way round.
+    by_name: dict[str, list[Case]] = {}
     for case in cases:
         if isinstance(case, Case) and case.cassette is not None:  # contract cases have none
-            by_path.setdefault(case.cassette.path.resolve(), []).append(case)
+            by_name.setdefault(case.cassette.name, []).append(case)
     for path in iter_cassette_files(directory):
         try:
             cassette = load_cassette(path)
@@ -68,7 +70,7 @@ def load_served(
             problems.append(str(error))
             continue
         name = path.relative_to(directory).with_suffix("").as_posix()
-        entry = Served(name, cassette, by_path.get(path.resolve(), []))
+        entry = Served(name, cassette, by_name.get(path.relative_to(directory).as_posix(), []))
         for interaction in cassette.interactions:
             family, form = _describe(interaction)
             entry.families.append(family)

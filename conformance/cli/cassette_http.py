@@ -28,7 +28,9 @@ from conformance.transport.spec import ImplementationSpec
 
 
 @click.command()
-@click.argument("directory", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.argument(
+    "directory", required=False, type=click.Path(exists=True, file_okay=False, path_type=Path)
+)
 @cases_option
 @click.option(
     "--port",
@@ -51,16 +53,19 @@ from conformance.transport.spec import ImplementationSpec
     help="Seconds to wait between HTTP chunks (0 to 60).",
 )
 def serve(
-    directory: Path, case_dirs: tuple[Path, ...], port: int, split: str, delay: float
+    directory: Path | None, case_dirs: tuple[Path, ...], port: int, split: str, delay: float
 ) -> None:
-    """Answer HTTP requests on 127.0.0.1 from the cassettes under DIRECTORY.
+    """Answer HTTP requests on 127.0.0.1 from the cassettes under DIRECTORY (default: the
+    bundled ones, wherever the package is installed).
 
     Each cassette's base URL is http://127.0.0.1:PORT/<its path without .yaml>; GET / lists
     them with the cases that use them, and POST /_verdict/<CASE ID> with {"assistant",
     "thinking"} judges what a client showed. Runs until interrupted.
     """
     from conformance.capture.serve import ReplayServer
+    from conformance.cassettes import bundled_cassettes_dir
 
+    directory = directory or bundled_cassettes_dir()
     cases = load_corpus(case_dirs or (bundled_cases_dir(),)).cases
     try:
         server = ReplayServer(directory, cases=cases, split=split, delay=delay, port=port)
