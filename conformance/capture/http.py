@@ -29,10 +29,11 @@ from conformance.cassettes._load import CapturePersister
 from conformance.cassettes._model import CassetteError
 from conformance.corpus.cases import Case
 from conformance.interface import HttpCall
+from conformance.model.chunks import CHANNELS
 from conformance.model.judge import compare
 from conformance.model.options import Options
 from conformance.model.results import CaseResult, ImplementationInfo, ImplementationRun, Verdict
-from conformance.transport.connections import CHANNELS, check_delta
+from conformance.transport.connections import check_delta
 
 #: The check name http results carry.
 CHECK = "http"

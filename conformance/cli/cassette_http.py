@@ -10,8 +10,6 @@ from pathlib import Path
 import click
 
 from conformance.cli.common import (
-    EXIT_FAILED,
-    EXIT_USAGE,
     budget_options,
     cases_option,
     options_option,
@@ -22,7 +20,7 @@ from conformance.corpus.cases import bundled_cases_dir, load_corpus
 from conformance.corpus.select import Selection
 from conformance.errors import ConformanceError, UsageError
 from conformance.model.results import CHECKS
-from conformance.session.orchestrator import Context
+from conformance.session.orchestrator import EXIT_FAILED, EXIT_USAGE, Context
 from conformance.transport.connections import Connection
 from conformance.transport.spec import ImplementationSpec
 

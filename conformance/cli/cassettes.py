@@ -11,10 +11,7 @@ import click
 
 from conformance.cassettes._model import FAMILIES, Interaction
 from conformance.cli.cassette_http import record, replay, serve
-from conformance.cli.common import (
-    EXIT_FAILED,
-    EXIT_USAGE,
-)
+from conformance.session.orchestrator import EXIT_FAILED, EXIT_USAGE
 
 _FAMILY_CHOICE = click.Choice(list(FAMILIES), case_sensitive=False)
 

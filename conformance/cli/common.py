@@ -11,10 +11,9 @@ from typing import Any, NoReturn
 import click
 
 from conformance.errors import ConformanceError
+from conformance.session.orchestrator import EXIT_USAGE
 from conformance.transport.connections import Connection
 from conformance.transport.spec import check_timeout
-
-EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
 cases_option = click.option(
     "--cases",

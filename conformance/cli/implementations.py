@@ -8,9 +8,6 @@ from pathlib import Path
 import click
 
 from conformance.cli.common import (
-    EXIT_FAILED,
-    EXIT_OK,
-    EXIT_USAGE,
     connected,
     format_option,
     impl_option,
@@ -19,6 +16,7 @@ from conformance.cli.common import (
     usage_error,
 )
 from conformance.errors import ConformanceError
+from conformance.session.orchestrator import EXIT_FAILED, EXIT_OK, EXIT_USAGE
 
 
 @click.command()

@@ -15,9 +15,6 @@ import click
 from conformance._version import __version__
 from conformance.cli.cassettes import COMMANDS as cassette_commands
 from conformance.cli.common import (
-    EXIT_FAILED,
-    EXIT_OK,
-    EXIT_USAGE,
     RegistryChoice,
     budget_options,
     cases_option,
@@ -34,6 +31,7 @@ from conformance.corpus.dump import dump_corpus
 from conformance.corpus.select import Selection
 from conformance.corpus.taxonomy_table import render_taxonomy, replace_between_markers
 from conformance.errors import ConformanceError
+from conformance.session.orchestrator import EXIT_FAILED, EXIT_OK, EXIT_USAGE
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})

@@ -13,7 +13,6 @@ from typing import Any
 
 from conformance.corpus.cases import Case, case_from_mapping
 from conformance.corpus.check import minimal_when, profiles_for, reference_output
-from conformance.model.chunks import Chunk
 from conformance.model.options import DEFAULT, Options
 
 ID_ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"
@@ -122,12 +121,6 @@ def _channels(case: Case, options: Options) -> dict[str, Any]:
     if whole != stream:
         out["whole"] = whole.to_json()
     return out
-
-
-def chunk_json(chunk: Chunk | Mapping[str, Any]) -> dict[str, str | None]:
-    if isinstance(chunk, Chunk):
-        return chunk.to_json()
-    return {"content": chunk.get("content"), "reasoning": chunk.get("reasoning")}
 
 
 def quote(text: str) -> str:

@@ -20,7 +20,6 @@ except ImportError:  # pragma: no cover - depends on how PyYAML was built
 
 from conformance.corpus import validation
 from conformance.corpus.model import (
-    LEVELS,
     PENDING_REVIEW,
     Case,
     CaseFileError,
@@ -36,7 +35,6 @@ from conformance.corpus.model import (
 from conformance.model.chunks import Channels, Chunk
 
 __all__ = [
-    "LEVELS",
     "PENDING_REVIEW",
     "Case",
     "CaseFileError",

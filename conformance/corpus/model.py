@@ -13,7 +13,6 @@ from typing import Any
 from conformance.model.chunks import Channels, Chunk
 from conformance.model.options import ENUMERATED, OPTION_NAMES, Options, normalized
 
-LEVELS = ("must", "should", "info")
 #: Why a case `conformance approve` wrote is not judged yet (SKIP) until it is accepted.
 PENDING_REVIEW = (
     "pending review: an unreviewed capture; check its expected split, then accept it with "

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+#: The two output channels, in the order every delta and report names them.
+CHANNELS = ("assistant", "thinking")
+
 
 @dataclass(frozen=True, slots=True)
 class Chunk:

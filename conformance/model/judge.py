@@ -5,11 +5,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from conformance.model.chunks import Channels
+from conformance.model.chunks import CHANNELS, Channels
 from conformance.model.grammar import Grammar
 from conformance.model.results import Verdict
-
-CHANNELS = ("assistant", "thinking")
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,7 +40,7 @@ def compare(expected: Channels, actual: Mapping[str, str], level: str) -> Judgem
 
 def _difference(name: str, want: str, got: str) -> str:
     """Where two texts part, with a little context: the full texts are in the result."""
-    at = _common_prefix(want, got)
+    at = common_prefix(want, got)
     start = max(0, at - 10)
     lead = "..." if start else ""
     return (
@@ -64,7 +62,7 @@ def first_divergence(
             sofar[name] += delta[name]
             want = getattr(expected, name)
             if not want.startswith(sofar[name]):
-                at = _common_prefix(sofar[name], want)
+                at = common_prefix(sofar[name], want)
                 gained = sofar[name][at:]
                 where = f"chunk {step}" if step < len(chunks) else "the final flush"
                 hint = ""
@@ -78,7 +76,8 @@ def first_divergence(
     return f"{' and '.join(missing)} ended short: text was dropped or never flushed"
 
 
-def _common_prefix(a: str, b: str) -> int:
+def common_prefix(a: str, b: str) -> int:
+    """How many leading characters `a` and `b` share."""
     size = min(len(a), len(b))
     for index in range(size):
         if a[index] != b[index]:

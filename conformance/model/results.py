@@ -46,6 +46,8 @@ def worst(verdicts: Iterable[Verdict]) -> Verdict:
     return min(verdicts, key=SEVERITY.index, default=Verdict.PASS)
 
 
+#: Requirement levels of cases, most severe first (case-file.schema.json).
+LEVELS = ("must", "should", "info")
 #: The normalizer's checks, in the order they run for each case. The other contracts' checks
 #: come from their registry (conformance.contracts.all_checks).
 CHECKS = ("whole", "stream", "chars", "splits")

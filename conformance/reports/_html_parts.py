@@ -8,9 +8,10 @@ from html import escape
 from itertools import groupby
 from operator import itemgetter
 
+from conformance.model.chunks import CHANNELS
 from conformance.model.results import Verdict
 
-from ._plain import CHANNELS, STRIP_HEAD, STRIP_TAIL, content_only
+from ._plain import STRIP_HEAD, STRIP_TAIL, content_only
 from ._visible import ELIDED, END, NULL, opcodes, parts, window
 
 

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from tabulate import tabulate
 
+from conformance.model.chunks import CHANNELS
 from conformance.model.results import CaseResult, FuzzResult, ImplementationRun, Run, Verdict
 
 from ._common import (
@@ -33,7 +34,7 @@ from ._common import (
     session_seed,
 )
 from ._md import cell, code, fence, text
-from ._plain import CHANNELS, channel_lines, chunk_lines, input_title
+from ._plain import channel_lines, chunk_lines, input_title
 from ._visible import one_line, printable, visible
 from .replay import replay_command
 from .triage import BugGroup, severity_then_size, triage

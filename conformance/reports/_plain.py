@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+from conformance.model.chunks import CHANNELS
 from conformance.model.results import CaseResult, FuzzResult
 
 from ._common import CASE_FILE_HINT, diff_sides
@@ -20,7 +21,6 @@ STRIP_HEAD, STRIP_TAIL = 80, 40
 #: Chunks that carry native reasoning get a line each, up to this many.
 MAX_CHUNKS = 30
 KEEP_CHUNKS = 12
-CHANNELS = ("assistant", "thinking")
 
 
 def content_only(chunks: Sequence[Mapping[str, str | None]]) -> bool:

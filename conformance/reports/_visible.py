@@ -13,6 +13,9 @@ from dataclasses import dataclass
 from difflib import SequenceMatcher
 from typing import Literal
 
+from conformance.model.characters import INVISIBLE
+from conformance.model.judge import common_prefix
+
 #: Shown instead of a whitespace character; LF keeps a real line break after its symbol.
 MARKERS = {" ": "␣", "\t": "→", "\n": "↵\n", "\r": "␍"}
 #: Marks the real end of a text, so trailing whitespace cannot hide.
@@ -26,7 +29,6 @@ NULL = "∅"
 #: mistaken for a space.
 _SYMBOLS = frozenset("␣→↵␍∎⋯│∅")
 #: Categories of characters that print as nothing or as blank space.
-_INVISIBLE = frozenset({"Cc", "Cf", "Cs", "Co", "Cn", "Zs", "Zl", "Zp"})
 _CONTROL = frozenset({"Cc", "Cf", "Cs", "Co", "Cn"})
 
 Kind = Literal["text", "ws", "esc"]
@@ -44,7 +46,7 @@ def parts(text: str) -> Iterator[tuple[Kind, str]]:
         kind: Kind
         if char in MARKERS:
             kind, shown = "ws", MARKERS[char]
-        elif char in _SYMBOLS or unicodedata.category(char) in _INVISIBLE:
+        elif char in _SYMBOLS or unicodedata.category(char) in INVISIBLE:
             kind, shown = "esc", escape_char(char)
         else:
             run.append(char)
@@ -86,9 +88,9 @@ class Window:
 
 def window(expected: str, actual: str, *, context: int = 24, limit: int = 240) -> Window:
     """The differing middle of two texts, each middle cut at `limit` characters."""
-    prefix = _common_prefix(expected, actual)
+    prefix = common_prefix(expected, actual)
     room = min(len(expected), len(actual)) - prefix
-    suffix = _common_prefix(expected[::-1], actual[::-1])
+    suffix = common_prefix(expected[::-1], actual[::-1])
     suffix = min(suffix, room)
     before = expected[max(0, prefix - context) : prefix]
     middle_expected = expected[prefix : len(expected) - suffix]
@@ -108,13 +110,6 @@ def window(expected: str, actual: str, *, context: int = 24, limit: int = 240) -
         skipped_after=skipped_after,
         first_difference=prefix,
     )
-
-
-def _common_prefix(a: str, b: str) -> int:
-    for index, (x, y) in enumerate(zip(a, b, strict=False)):
-        if x != y:
-            return index
-    return min(len(a), len(b))
 
 
 def opcodes(expected: str, actual: str) -> Sequence[tuple[str, int, int, int, int]]:

@@ -6,9 +6,10 @@ to fix it, with its smallest failing input and where its channels differ, a few 
 
 from __future__ import annotations
 
+from conformance.model.chunks import CHANNELS
 from conformance.model.results import CaseResult, Run
 
-from ._plain import CHANNELS, chunk_lines
+from ._plain import chunk_lines
 from ._visible import ELIDED, one_line, visible, window
 from .triage import triage
 

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from conformance.model.grammar import Grammar
 from conformance.model.options import DEFAULT, Options, OptionsError
-from conformance.model.results import CaseResult, ImplementationRun, Verdict
+from conformance.model.results import LEVELS, CaseResult, ImplementationRun, Verdict
 
 from . import bugclass
 from .bugclass import CLASSES, BugClass
@@ -24,7 +24,6 @@ from .bugclass import CLASSES, BugClass
 #: The verdicts that are bugs to fix (XFAIL is a known one, NON_STRICT only whitespace).
 FAILING = (Verdict.FAIL, Verdict.ERROR, Verdict.TIMEOUT)
 #: Requirement levels, most severe first; a level not listed ranks after these.
-LEVELS = ("must", "should", "may")
 
 
 @dataclass(frozen=True, slots=True)

@@ -16,7 +16,6 @@ from typing import Protocol
 from conformance.model.results import ImplementationInfo
 from conformance.transport.inprocess import InProcessConnection
 from conformance.transport.messages import (
-    CHANNELS,
     Error,
     Failed,
     Ok,
@@ -33,7 +32,6 @@ from conformance.transport.messages import (
 )
 
 __all__ = [
-    "CHANNELS",
     "Connection",
     "Error",
     "Failed",

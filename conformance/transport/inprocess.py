@@ -11,10 +11,10 @@ import json
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from conformance.model.chunks import CHANNELS
 from conformance.model.results import ImplementationInfo
 from conformance.transport.lines import escape_controls
 from conformance.transport.messages import (
-    CHANNELS,
     Error,
     Ok,
     OpRequest,

@@ -12,10 +12,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from conformance.model.chunks import Chunk
+from conformance.model.chunks import CHANNELS, Chunk
 from conformance.model.results import Verdict
-
-CHANNELS = ("assistant", "thinking")
 
 
 @dataclass(frozen=True, slots=True)
