@@ -118,17 +118,13 @@ def _event(
 
 def _messages(body: bytes) -> Iterator[tuple[int, str, str, dict[str, Any]]]:
     """(byte offset, :event-type, :message-type, JSON payload) of each message."""
-    try:
-        # botocore ships no type information (no stubs, no py.typed): its names are Any here.
-        from botocore.eventstream import (  # type: ignore[import-untyped]
-            EventStreamBuffer,
-            ParserError,
-        )
-    except ImportError:
-        raise DecodeProblem(
-            "decoding AWS event streams needs botocore: "
-            "pip install 'reasoning-conformance[bedrock]'"
-        ) from None
+    # Imported here: only event-stream bodies need botocore, and it is slow to import.
+    # It ships no type information (no stubs, no py.typed): its names are Any here.
+    from botocore.eventstream import (  # type: ignore[import-untyped]
+        EventStreamBuffer,
+        ParserError,
+    )
+
     buffer = EventStreamBuffer()
     buffer.add_data(body)
     offset = 0
