@@ -10,12 +10,12 @@ from __future__ import annotations
 import copy
 import json
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from hypothesis.strategies import SearchStrategy
-
-from conformance import strategies
 from conformance.model.results import Verdict
+
+if TYPE_CHECKING:  # Hypothesis is imported only for fuzzing: it is slow to import
+    from hypothesis.strategies import SearchStrategy
 
 NAME = "egress"
 SCHEMA = "egress-case-file.schema.json"
@@ -275,4 +275,6 @@ def guess_taxonomy(case_input: Mapping[str, Any]) -> str:
 
 
 def inputs() -> SearchStrategy[dict[str, Any]]:
+    from conformance import strategies
+
     return strategies.egress_requests()

@@ -26,14 +26,14 @@ channels with the thinking and the visible (progress and text) texts of the even
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from hypothesis.strategies import SearchStrategy
-
-from conformance import strategies
 from conformance.model.judge import _difference
 from conformance.model.results import Verdict
 from conformance.reference import normalize_whole
+
+if TYPE_CHECKING:  # Hypothesis is imported only for fuzzing: it is slow to import
+    from hypothesis.strategies import SearchStrategy
 
 NAME = "render"
 SCHEMA = "render-case-file.schema.json"
@@ -224,4 +224,6 @@ def guess_taxonomy(case_input: Mapping[str, Any]) -> str:
 
 
 def inputs() -> SearchStrategy[dict[str, Any]]:
+    from conformance import strategies
+
     return strategies.render_events()

@@ -8,9 +8,8 @@ import unicodedata
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import jsonschema
 import yaml
 
 try:  # libyaml's parser when PyYAML was built with it: several times faster
@@ -34,6 +33,9 @@ from conformance.corpus.model import (
     Variant,
 )
 from conformance.model.chunks import Channels, Chunk
+
+if TYPE_CHECKING:  # imported by `validation` only when a file is validated
+    import jsonschema
 
 __all__ = [
     "LEVELS",

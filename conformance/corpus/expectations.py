@@ -16,7 +16,6 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-import jsonschema
 import yaml
 
 from conformance.corpus.cases import schema
@@ -65,6 +64,8 @@ def load_expected_failures(path: Path) -> ExpectedFailures:
         mark = getattr(error, "problem_mark", None)
         line = f":{mark.line + 1}" if mark is not None else ""
         raise UsageError(f"{path}{line}: malformed YAML: {error}") from None
+    import jsonschema  # slow to import: only when there is a file to check
+
     errors = sorted(
         jsonschema.Draft202012Validator(schema("expectations.schema.json")).iter_errors(data),
         key=lambda e: list(e.absolute_path),

@@ -6,9 +6,10 @@ import functools
 import itertools
 import json
 from importlib import resources
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import jsonschema
+if TYPE_CHECKING:  # imported when a message is first validated: it is slow to import
+    import jsonschema
 
 
 @functools.cache
@@ -28,13 +29,17 @@ def schema_names() -> list[str]:
 
 @functools.cache
 def protocol_validator(name: str) -> jsonschema.protocols.Validator:
+    import jsonschema
+
     return jsonschema.Draft202012Validator(protocol_schema(name))
 
 
 def protocol_violation(message: Any, schema: str) -> str | None:
     """`<json path>: <message>` for the first violation of a schema, or None."""
+    from jsonschema.exceptions import best_match
+
     errors = protocol_validator(schema).iter_errors(message)
     # best_match of the first error alone: it descends into a oneOf to the branch that
     # nearly matched, which says more than "is not valid under any of the given schemas".
-    error = jsonschema.exceptions.best_match(itertools.islice(errors, 1))
+    error = best_match(itertools.islice(errors, 1))
     return None if error is None else f"{error.json_path}: {error.message}"
