@@ -39,7 +39,15 @@ def _runs(chunks: Sequence[Chunk]) -> list[tuple[str, str]]:
 
 def one_char_chunks(chunks: Sequence[Chunk]) -> list[Chunk]:
     """One character (code point) per chunk."""
-    return [Chunk(**{name: char}) for name, text in pieces(chunks) for char in text]
+    out: list[Chunk] = []
+    for name, text in pieces(chunks):
+        # Positional arguments: a keyword mapping per character costs as much as the chunk.
+        out += map(Chunk, text) if name == "content" else map(_reasoning, text)
+    return out
+
+
+def _reasoning(text: str) -> Chunk:
+    return Chunk(None, text)
 
 
 #: Content runs up to this long are cut at every point. Longer runs (whole recorded

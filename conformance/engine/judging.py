@@ -6,8 +6,10 @@ worst outcomes so far, so judging a check of thousands of requests holds one rep
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import replace
+from itertools import accumulate
+from operator import add, itemgetter, sub
 
 from conformance.contracts import contract
 from conformance.corpus.cases import Case, ContractCase
@@ -129,8 +131,8 @@ def _judge_one(
     assert deltas is not None and isinstance(request, StreamRequest)
     chunks = request.chunks
     actual = {
-        "assistant": "".join([delta["assistant"] for delta in deltas]),
-        "thinking": "".join([delta["thinking"] for delta in deltas]),
+        "assistant": "".join(map(_ASSISTANT, deltas)),
+        "thinking": "".join(map(_THINKING, deltas)),
     }
     content = compare(plan.expectation.stream, actual, plan.case.level)
     if content.verdict != Verdict.PASS:
@@ -158,28 +160,27 @@ def _judge_one(
 def _holdback(
     deltas: Sequence[Mapping[str, str]], chunks: Sequence[Chunk], reference: Normalizer
 ) -> tuple[int, int]:
-    """`holdback(deltas, the reference's deltas for chunks)`, feeding the reference as it
-    goes rather than keeping its deltas: this runs for every stream request of a run."""
+    """`holdback(deltas, the reference's deltas for chunks)`: the most characters the
+    implementation had released fewer of than the reference at any step, and the first
+    step where that happened. It runs for every stream request, so the sums are C loops."""
     if len(deltas) != len(chunks) + 1:
         raise ValueError(f"{len(deltas)} deltas for {len(chunks)} chunks and the flush")
     reference.reset()
     feed = reference.feed
-    worst, worst_step = 0, -1
-    mine = theirs = 0
-    for step, chunk in enumerate(chunks):
-        ref = feed({"content": chunk.content, "reasoning": chunk.reasoning})
-        delta = deltas[step]
-        mine += len(delta["assistant"]) + len(delta["thinking"])
-        theirs += len(ref["assistant"]) + len(ref["thinking"])
-        if theirs - mine > worst:
-            worst, worst_step = theirs - mine, step
-    ref = reference.finish()
-    delta = deltas[-1]
-    mine += len(delta["assistant"]) + len(delta["thinking"])
-    theirs += len(ref["assistant"]) + len(ref["thinking"])
-    if theirs - mine > worst:
-        worst, worst_step = theirs - mine, len(chunks)
-    return worst, worst_step
+    theirs = [feed({"content": c.content, "reasoning": c.reasoning}) for c in chunks]
+    theirs.append(reference.finish())
+    behind = list(map(sub, _released(theirs), _released(deltas)))
+    worst = max(behind)
+    return (worst, behind.index(worst)) if worst > 0 else (0, -1)
+
+
+def _released(deltas: Sequence[Mapping[str, str]]) -> Iterator[int]:
+    """How many characters had been released after each step."""
+    sizes = map(add, map(len, map(_ASSISTANT, deltas)), map(len, map(_THINKING, deltas)))
+    return accumulate(sizes)
+
+
+_ASSISTANT, _THINKING = itemgetter("assistant"), itemgetter("thinking")
 
 
 def _result(plan: CheckPlan, verdict: Verdict, reason: str = "") -> CaseResult:
