@@ -70,9 +70,14 @@ class Clock:
 class Timed:
     """A connection that adds up the time spent inside it, and keeps the requests it sent."""
 
-    def __init__(self, inner: Connection, keep: list[Request] | None = None) -> None:
+    def __init__(
+        self, inner: Connection, keep: list[Request] | None = None, *, itself: bool = True
+    ) -> None:
         self.inner = inner
         self.info = inner.info
+        #: Whether the runner may know the replies are the reference's own (it then does not
+        #: run the reference again to measure holdback).
+        self.is_reference = itself and getattr(inner, "is_reference", False)
         self.clock = Clock()
         self.requests = 0
         self.keep = keep
@@ -189,8 +194,10 @@ def load_time(repeat: int) -> Clock:
     return fastest
 
 
-def engine_once(impl: str, cases: Sequence[Any], sent: list[Request] | None) -> dict[str, Any]:
-    connection = Timed(connect(parse_impl(impl)), sent)
+def engine_once(
+    impl: str, cases: Sequence[Any], sent: list[Request] | None, *, itself: bool = True
+) -> dict[str, Any]:
+    connection = Timed(connect(parse_impl(impl)), sent, itself=itself)
     judge = Clock()
     undo = _timed_judging(judge)
     try:
@@ -243,6 +250,17 @@ def stages(impl: str, repeat: int) -> None:
         f"    harness time / implementation time: engine (plan, send, judge) "
         f"{harness / own.cpu:.1f} x; with loading and reports "
         f"{(total - own.cpu) / own.cpu:.1f} x"
+    )
+    # Any other implementation's holdback is measured against a run of the reference.
+    other = min(
+        (engine_once(impl, cases, None, itself=False) for _ in range(repeat)),
+        key=lambda r: r["engine"].cpu,
+    )
+    judge, engine = other["stages"]["judge"], other["engine"]
+    print(
+        f"    judged as any other implementation is (holdback against the reference): "
+        f"judge {judge.cpu:.3f} s, engine {engine.cpu:.3f} s CPU, "
+        f"{(engine.cpu - own.cpu) / own.cpu:.1f} x"
     )
 
 

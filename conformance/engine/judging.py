@@ -29,13 +29,21 @@ class PlanJudge:
     """Judges one plan's replies as they arrive, in request order."""
 
     def __init__(
-        self, plan: CheckPlan, options: Options, reference: Normalizer | None = None
+        self,
+        plan: CheckPlan,
+        options: Options,
+        reference: Normalizer | None = None,
+        *,
+        replies_are_reference: bool = False,
     ) -> None:
         self.plan = plan
         self.options = options
         #: The reference that holdback is measured against, shared by the judges of a run
         #: (it is reset before each stream); made when first needed if not given.
         self.reference = reference
+        #: The replies come from the bundled reference under these options: it holds back
+        #: exactly what it holds back, so holdback is not measured again.
+        self.replies_are_reference = replies_are_reference
         self.pending = len(plan.requests) if plan.skip is None else 0
         self._worst: Outcome | None = None
         #: Another contract's judge needs all replies at once (its plans are a few requests).
@@ -49,7 +57,11 @@ class PlanJudge:
         if self.reference is None:
             self.reference = Normalizer(self.options)
         judgement, actual, reply = _judge_one(
-            self.plan, request, reply, self.options, self.reference
+            self.plan,
+            request,
+            reply,
+            self.options,
+            None if self.replies_are_reference else self.reference,
         )
         worst = self._worst
         if worst is None or SEVERITY.index(judgement.verdict) < SEVERITY.index(worst[0].verdict):
@@ -115,7 +127,11 @@ def _judge_contract(plan: CheckPlan, replies: Sequence[Reply]) -> CaseResult:
 
 
 def _judge_one(
-    plan: CheckPlan, request: Request, reply: Reply, options: Options, reference: Normalizer
+    plan: CheckPlan,
+    request: Request,
+    reply: Reply,
+    options: Options,
+    reference: Normalizer | None,
 ) -> tuple[Judgement, dict[str, str] | None, Reply]:
     assert plan.expectation is not None
     if not isinstance(reply, Ok):
@@ -141,6 +157,8 @@ def _judge_one(
             where = first_divergence(deltas, plan.expectation.stream, wire, options.grammar)
             content = Judgement(content.verdict, f"{where}; {content.reason}")
         return content, actual, reply
+    if reference is None:  # the replies are the reference's own
+        return Judgement(Verdict.PASS), actual, reply
     lag, step = _holdback(deltas, chunks, reference)
     if lag > 0:
         where = f"chunk {step}" if step < len(chunks) else "the final flush"

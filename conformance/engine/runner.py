@@ -101,8 +101,10 @@ def run_implementation(
     cases = for_profile(cases, options)
     run = ImplementationRun(connection.info)
     reference = Normalizer(options)
+    # The bundled reference in this process answers with the reference's own deltas.
+    itself = getattr(connection, "is_reference", False) is True
     judges = (
-        PlanJudge(plan, options, reference)
+        PlanJudge(plan, options, reference, replies_are_reference=itself)
         for case in cases
         for plan in plan_case(case, options, checks)
     )
