@@ -114,7 +114,7 @@ class SplitRequests(Sequence[StreamRequest]):
         index, _, cut = self._cuts[position]
         text = self._runs[index][1]
         out = self._chunks[:index]
-        out += [Chunk(content=text[:cut]), Chunk(content=text[cut:])]
+        out += [Chunk(text[:cut]), Chunk(text[cut:])]
         out += self._chunks[index + 1 :]
         return StreamRequest(out)
 
