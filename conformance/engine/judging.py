@@ -6,7 +6,7 @@ worst outcomes so far, so judging a check of thousands of requests holds one rep
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from itertools import accumulate
 from operator import add, itemgetter, sub
@@ -185,17 +185,19 @@ def _holdback(
         raise ValueError(f"{len(deltas)} deltas for {len(chunks)} chunks and the flush")
     reference.reset()
     feed = reference.feed
-    theirs = [feed({"content": c.content, "reasoning": c.reasoning}) for c in chunks]
-    theirs.append(reference.finish())
-    behind = list(map(sub, _released(theirs), _released(deltas)))
+    # Sizes taken as each delta comes, not kept deltas: nothing relies on the reference
+    # returning a new mapping each time.
+    theirs = [
+        len((delta := feed({"content": c.content, "reasoning": c.reasoning}))["assistant"])
+        + len(delta["thinking"])
+        for c in chunks
+    ]
+    last = reference.finish()
+    theirs.append(len(last["assistant"]) + len(last["thinking"]))
+    mine = map(add, map(len, map(_ASSISTANT, deltas)), map(len, map(_THINKING, deltas)))
+    behind = list(map(sub, accumulate(theirs), accumulate(mine)))
     worst = max(behind)
     return (worst, behind.index(worst)) if worst > 0 else (0, -1)
-
-
-def _released(deltas: Sequence[Mapping[str, str]]) -> Iterator[int]:
-    """How many characters had been released after each step."""
-    sizes = map(add, map(len, map(_ASSISTANT, deltas)), map(len, map(_THINKING, deltas)))
-    return accumulate(sizes)
 
 
 _ASSISTANT, _THINKING = itemgetter("assistant"), itemgetter("thinking")
