@@ -1,93 +1,319 @@
-"""How long the harness takes. Prints figures; asserts nothing.
+"""How long the harness takes, and how that compares with the implementation's own time.
+Prints figures; asserts nothing.
 
-    python benchmarks/bench_harness.py
+    python benchmarks/bench_harness.py [--repeat N]
 
 - the full default run (every case, every check, all four reports written) against the
-  reference in process and through `cmd:`, as the `conformance run` command a user types;
-- the same run inside one process, split into the time spent in the implementation (inside
-  the connection's `send`) and in the harness (planning, re-chunking, judging against the
-  reference, reports).
+  reference in process and through `cmd:`, as the `conformance run` command a user types:
+  wall clock and CPU time (user + system) of the command, best of N;
+- the same run inside one process, stage by stage (CPU and wall): loading the corpus,
+  planning (building requests), sending (inside the connection's `send`), judging, writing
+  the reports;
+- the implementation's own time: the reference normalizer answering the identical requests
+  directly, with no harness around it, and the ratio of the harness's time to it.
+
+The machine is shared and timings are noisy: CPU time is the figure to compare; the load
+average is printed with the results.
 """
 
 from __future__ import annotations
 
+import argparse
+import os
+import resource
 import shlex
 import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 from conformance.corpus.cases import bundled_cases_dir, load_corpus
+from conformance.engine import judging
 from conformance.engine.runner import new_run, run_implementation
 from conformance.reports import write_reports
-from conformance.transport.connections import Connection, Reply, Request
+from conformance.transport.connections import (
+    Connection,
+    OpRequest,
+    Reply,
+    Request,
+    StreamRequest,
+    WholeRequest,
+)
 from conformance.transport.impls import connect
 from conformance.transport.spec import parse_impl
 
 CMD_REFERENCE = f"cmd:{shlex.quote(sys.executable)} -m conformance.reference"
 
 
-class Timed:
-    """A connection that adds up the time spent inside the implementation."""
+class Clock:
+    """Adds up wall and CPU time."""
 
-    def __init__(self, inner: Connection) -> None:
+    def __init__(self) -> None:
+        self.wall = 0.0
+        self.cpu = 0.0
+
+    def __enter__(self) -> Clock:
+        self._wall, self._cpu = time.perf_counter(), time.process_time()
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.wall += time.perf_counter() - self._wall
+        self.cpu += time.process_time() - self._cpu
+
+    def __str__(self) -> str:
+        return f"{self.cpu:6.3f} {self.wall:6.3f}"
+
+
+class Timed:
+    """A connection that adds up the time spent inside it, and keeps the requests it sent."""
+
+    def __init__(
+        self, inner: Connection, keep: list[Request] | None = None, *, itself: bool = True
+    ) -> None:
         self.inner = inner
         self.info = inner.info
-        self.seconds = 0.0
+        #: Whether the runner may know the replies are the reference's own (it then does not
+        #: run the reference again to measure holdback).
+        self.is_reference = itself and getattr(inner, "is_reference", False)
+        self.clock = Clock()
         self.requests = 0
+        self.keep = keep
 
     def send(self, requests: Sequence[Request]) -> list[Reply]:
-        start = time.perf_counter()
-        replies = self.inner.send(requests)
-        self.seconds += time.perf_counter() - start
+        with self.clock:
+            replies = self.inner.send(requests)
         self.requests += len(requests)
+        if self.keep is not None:
+            self.keep += requests
         return replies
 
     def close(self) -> None:
         self.inner.close()
 
 
-def command_line(impl: str) -> float:
-    with tempfile.TemporaryDirectory() as reports:
-        start = time.perf_counter()
-        subprocess.run(
-            [sys.executable, "-m", "conformance", "run", "--impl", impl, "--report-dir", reports],
-            check=True,
-            capture_output=True,
-        )
-        return time.perf_counter() - start
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
 
 
-def split(impl: str) -> None:
-    cases = load_corpus([bundled_cases_dir()]).cases
-    connection = Timed(connect(parse_impl(impl)))
+def command(arguments: list[str]) -> tuple[float, float]:
+    """(wall, CPU) of `python -m conformance ARGUMENTS`, the process and its children."""
+    cpu = _children_cpu()
     start = time.perf_counter()
-    run = run_implementation(connection, cases)
-    judged = time.perf_counter()
-    with tempfile.TemporaryDirectory() as reports:
-        write_reports(new_run([run], {}), Path(reports))
-    done = time.perf_counter()
+    subprocess.run([sys.executable, *arguments], check=True, capture_output=True)
+    return time.perf_counter() - start, _children_cpu() - cpu
+
+
+def best(repeat: int, measure: Callable[[], tuple[float, float]]) -> tuple[float, float]:
+    figures = [measure() for _ in range(repeat)]
+    return min(w for w, _ in figures), min(c for _, c in figures)
+
+
+def command_line(impl: str, repeat: int) -> tuple[float, float]:
+    def once() -> tuple[float, float]:
+        with tempfile.TemporaryDirectory() as reports:
+            return command(["-m", "conformance", "run", "--impl", impl, "--report-dir", reports])
+
+    return best(repeat, once)
+
+
+def _timed_judging(clock: Clock) -> Callable[[], None]:
+    """Time every PlanJudge.add and .result (judging); returns the undo."""
+    add, result = judging.PlanJudge.add, judging.PlanJudge.result
+
+    def timed_add(self: Any, *args: Any) -> None:
+        with clock:
+            add(self, *args)
+
+    def timed_result(self: Any) -> Any:
+        with clock:
+            return result(self)
+
+    judging.PlanJudge.add, judging.PlanJudge.result = timed_add, timed_result  # type: ignore[method-assign]
+
+    def undo() -> None:
+        judging.PlanJudge.add, judging.PlanJudge.result = add, result  # type: ignore[method-assign]
+
+    return undo
+
+
+def own_time(requests: Sequence[Request], factory: Callable[[], Any], repeat: int) -> Clock:
+    """The implementation answering `requests` directly: a fresh normalizer from `factory` per
+    request, chunks as the mappings it takes, no harness around it (best of `repeat`, by CPU)."""
+    work: list[tuple[str, Any]] = []
+    for request in requests:
+        if isinstance(request, StreamRequest):
+            work.append(("feed", [c.to_json() for c in request.chunks]))
+        elif isinstance(request, WholeRequest):
+            # What a normalizer without `whole()` (the reference) is asked: one chunk.
+            work.append(("feed", [{"content": request.content, "reasoning": request.reasoning}]))
+        elif isinstance(request, OpRequest):
+            work.append((request.method, request.payload))
+    fastest: Clock | None = None
+    for _ in range(repeat):
+        with Clock() as clock:
+            for kind, data in work:
+                normalizer = factory()
+                if kind == "feed":
+                    feed = normalizer.feed
+                    for chunk in data:
+                        feed(chunk)
+                    normalizer.finish()
+                else:
+                    getattr(normalizer, kind)(**data)
+        if fastest is None or clock.cpu < fastest.cpu:
+            fastest = clock
+    assert fastest is not None
+    return fastest
+
+
+LOAD = """
+import time
+from conformance.corpus.cases import bundled_cases_dir, load_corpus
+wall, cpu = time.perf_counter(), time.process_time()
+load_corpus([bundled_cases_dir()])
+print(time.process_time() - cpu, time.perf_counter() - wall)
+"""
+
+
+def load_time(repeat: int) -> Clock:
+    """Loading the corpus in a fresh process (after its imports), best of `repeat` by CPU:
+    in this process the decoded cassettes are already cached in memory."""
+    fastest = Clock()
+    fastest.cpu = float("inf")
+    for _ in range(repeat):
+        out = subprocess.run(
+            [sys.executable, "-c", LOAD], check=True, capture_output=True, text=True
+        ).stdout
+        cpu, wall = map(float, out.split())
+        if cpu < fastest.cpu:
+            fastest.cpu, fastest.wall = cpu, wall
+    return fastest
+
+
+def engine_once(
+    impl: str, cases: Sequence[Any], sent: list[Request] | None, *, itself: bool = True
+) -> dict[str, Any]:
+    connection = Timed(connect(parse_impl(impl)), sent, itself=itself)
+    judge = Clock()
+    undo = _timed_judging(judge)
+    try:
+        with Clock() as engine:
+            run = run_implementation(connection, cases)
+    finally:
+        undo()
+    with Clock() as reports, tempfile.TemporaryDirectory() as directory:
+        write_reports(new_run([run], {}), Path(directory))
     connection.close()
-    harness = (judged - start) - connection.seconds
+    send = connection.clock
+    plan = Clock()
+    plan.wall = engine.wall - send.wall - judge.wall
+    plan.cpu = engine.cpu - send.cpu - judge.cpu
+    return {
+        "run": run,
+        "connection": connection,
+        "engine": engine,
+        "stages": {"plan": plan, "send": send, "judge": judge, "reports": reports},
+    }
+
+
+def bare_engine(impl: str, cases: Sequence[Any], repeat: int) -> Clock:
+    """The engine alone, without the timing of stages (which costs time of its own), best
+    of `repeat` by CPU."""
+    fastest: Clock | None = None
+    for _ in range(repeat):
+        connection = connect(parse_impl(impl))
+        with Clock() as clock:
+            run_implementation(connection, cases)
+        connection.close()
+        if fastest is None or clock.cpu < fastest.cpu:
+            fastest = clock
+    assert fastest is not None
+    return fastest
+
+
+def stages(impl: str, repeat: int, command_cpu: float | None = None) -> None:
+    load = load_time(repeat)
+    cases = load_corpus([bundled_cases_dir()]).cases
+    bare = bare_engine(impl, cases, repeat)
+    sent: list[Request] = []
+    runs = [engine_once(impl, cases, sent if not sent else None) for _ in range(repeat)]
+    best = min(runs, key=lambda r: r["engine"].cpu + r["stages"]["reports"].cpu)
+    engine, reports = best["engine"], best["stages"]["reports"]
     print(
-        f"  {impl[:40]:<40} {len(run.results):5} results, {connection.requests:6} requests: "
-        f"implementation {connection.seconds:.2f} s, harness {harness:.2f} s "
-        f"({harness / connection.seconds:.1f} x), reports {done - judged:.2f} s"
+        f"  {impl[:60]}: {len(best['run'].results)} results, "
+        f"{best['connection'].requests} requests (best of {repeat} by CPU)"
     )
+    print("    stage                CPU s  wall s")
+    print(f"    {'load the corpus':<18} {load}")
+    for name, clock in best["stages"].items():
+        print(f"    {name:<18} {clock}")
+    total = load.cpu + engine.cpu + reports.cpu
+    print(f"    {'total':<18} {total:6.3f} {load.wall + engine.wall + reports.wall:6.3f}")
+    print(
+        f"    (timing the stages adds {engine.cpu - bare.cpu:.3f} s CPU: plan, send and judge "
+        f"take {bare} without it)"
+    )
+    overhead = engine.cpu - bare.cpu
+    engine = bare
+    total = load.cpu + engine.cpu + reports.cpu
+    if impl != "reference":
+        return
+    # The identical requests, each the same object the harness sent.
+    own = own_time(sent, best["connection"].inner.factory, repeat)
+    harness = engine.cpu - own.cpu
+    print(
+        f"    implementation's own time on the identical requests (CPU, best of {repeat}): "
+        f"{own.cpu:.3f} s"
+    )
+    print(
+        f"    harness time / implementation time: engine (plan, send, judge) "
+        f"{harness / own.cpu:.1f} x; with loading and reports "
+        f"{(total - own.cpu) / own.cpu:.1f} x"
+    )
+    # Any other implementation's holdback is measured against a run of the reference.
+    other = min(
+        (engine_once(impl, cases, None, itself=False) for _ in range(repeat)),
+        key=lambda r: r["engine"].cpu,
+    )
+    # Less what timing the stages costs, as measured above.
+    judge, engine_cpu = other["stages"]["judge"].cpu, other["engine"].cpu - overhead
+    print(
+        f"    judged as any other implementation is (holdback against the reference): "
+        f"judge {judge:.3f} s, engine {engine_cpu:.3f} s CPU, "
+        f"{(engine_cpu - own.cpu) / own.cpu:.1f} x"
+    )
+    if command_cpu is not None:
+        print(
+            f"    the whole `conformance run` command (startup included) / implementation time: "
+            f"{(command_cpu - own.cpu) / own.cpu:.1f} x"
+        )
 
 
 def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--no-cmd", action="store_true", help="skip the cmd: implementation")
+    arguments = parser.parse_args()
+    impls = ["reference"] if arguments.no_cmd else ["reference", CMD_REFERENCE]
     cases = load_corpus([bundled_cases_dir()]).cases
-    print(f"{len(cases)} cases x 4 checks\n")
-    print("full default run, `conformance run` with reports (wall clock, best of 3):")
-    for impl in ("reference", CMD_REFERENCE):
-        best = min(command_line(impl) for _ in range(3))
-        print(f"  {impl[:40]:<40} {best:.2f} s")
-    print("\nwhere the time goes (one process):")
-    for impl in ("reference", CMD_REFERENCE):
-        split(impl)
+    print(f"{len(cases)} cases; load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}\n")
+    print(f"startup, `python -c 'import conformance.cli.main'` (best of {arguments.repeat}):")
+    wall, cpu = best(arguments.repeat, lambda: command(["-c", "import conformance.cli.main"]))
+    print(f"  CPU {cpu:.3f} s, wall {wall:.3f} s\n")
+    print(f"full default run, `conformance run` with reports (best of {arguments.repeat}):")
+    commands = {}
+    for impl in impls:
+        wall, cpu = command_line(impl, arguments.repeat)
+        commands[impl] = cpu
+        print(f"  {impl[:60]:<60} CPU {cpu:.3f} s, wall {wall:.3f} s")
+    print("\nwhere the time goes (one process, after startup):")
+    for impl in impls:
+        stages(impl, arguments.repeat, commands[impl])
+    print(f"\nload average {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
 
 
 if __name__ == "__main__":

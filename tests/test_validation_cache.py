@@ -8,7 +8,6 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from conformance.corpus import validation
 from conformance.corpus.cases import bundled_cases_dir, load_corpus
 
 
@@ -23,7 +22,7 @@ def validations(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> list[int]:
         built.append(1)
         return real(*args, **kwargs)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(validation.jsonschema, "Draft202012Validator", counting)
+    monkeypatch.setattr(jsonschema, "Draft202012Validator", counting)
     return built
 
 

@@ -10,14 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from vcr.persisters.filesystem import (
-    CassetteDecodeError,
-    CassetteNotFoundError,
-    FilesystemPersister,
-)
-from vcr.request import Request
 
-from . import _yaml
 from ._exchange import FormatProblem, RawExchange
 from ._formats import read_capture
 from ._model import CassetteError, Interaction
@@ -123,6 +116,11 @@ class CapturePersister:
     @staticmethod
     def load_cassette(cassette_path: str, serializer: Any) -> tuple[list[Any], list[Any]]:
         del serializer  # the format is read from the content
+        # vcrpy is imported only here and when writing: importing it imports every HTTP
+        # client it patches, a large part of a run's startup otherwise.
+        from vcr.persisters.filesystem import CassetteDecodeError, CassetteNotFoundError
+        from vcr.request import Request
+
         path = Path(cassette_path)
         if not path.is_file():
             raise CassetteNotFoundError()
@@ -166,6 +164,11 @@ def write_cassette(
     for cassettes written from a documented format rather than recorded. Each exchange has
     `uri`, `body` (the response body) and optionally `method` (POST), `request_body`,
     `request_headers`, `status` (200), `reason` ("OK"), `content_type` and `headers`."""
+    from vcr.persisters.filesystem import FilesystemPersister
+    from vcr.request import Request
+
+    from . import _yaml
+
     requests, responses = [], []
     for exchange in exchanges:
         request_headers = {k: [v] for k, v in (exchange.get("request_headers") or {}).items()}

@@ -14,7 +14,6 @@ from collections.abc import Iterator
 from typing import Any
 
 import yaml
-from vcr.serializers import yamlserializer
 
 from conformance.model.characters import COMBINING, INVISIBLE
 
@@ -38,6 +37,8 @@ _ReadableDumper.add_representer(str, _represent_str)
 
 
 def deserialize(cassette_string: str) -> Any:
+    from vcr.serializers import yamlserializer  # vcrpy is heavy to import: only when used
+
     return yamlserializer.deserialize(cassette_string)
 
 

@@ -12,11 +12,10 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-if TYPE_CHECKING:
-    from hypothesis.strategies import SearchStrategy
-
-
 from conformance.model.results import Verdict
+
+if TYPE_CHECKING:  # Hypothesis is imported only for fuzzing: it is slow to import
+    from hypothesis.strategies import SearchStrategy
 
 NAME = "egress"
 SCHEMA = "egress-case-file.schema.json"
@@ -277,8 +276,6 @@ def guess_taxonomy(case_input: Mapping[str, Any]) -> str:
 
 
 def inputs() -> SearchStrategy[dict[str, Any]]:
-    # Imported here: Hypothesis is for fuzzing, and a protocol program answering this op
-    # starts faster without it.
     from conformance import strategies
 
     return strategies.egress_requests()

@@ -28,13 +28,12 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-if TYPE_CHECKING:
-    from hypothesis.strategies import SearchStrategy
-
-
 from conformance.model.judge import _difference
 from conformance.model.results import Verdict
 from conformance.reference import normalize_whole
+
+if TYPE_CHECKING:  # Hypothesis is imported only for fuzzing: it is slow to import
+    from hypothesis.strategies import SearchStrategy
 
 NAME = "render"
 SCHEMA = "render-case-file.schema.json"
@@ -226,8 +225,6 @@ def guess_taxonomy(case_input: Mapping[str, Any]) -> str:
 
 
 def inputs() -> SearchStrategy[dict[str, Any]]:
-    # Imported here: Hypothesis is for fuzzing, and a protocol program answering this op
-    # starts faster without it.
     from conformance import strategies
 
     return strategies.render_events()

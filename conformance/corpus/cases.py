@@ -4,13 +4,11 @@ from __future__ import annotations
 
 import functools
 import json
-import unicodedata
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
-import jsonschema
 import yaml
 
 try:  # libyaml's parser when PyYAML was built with it: several times faster
@@ -18,7 +16,7 @@ try:  # libyaml's parser when PyYAML was built with it: several times faster
 except ImportError:  # pragma: no cover - depends on how PyYAML was built
     from yaml import SafeLoader as _Loader  # type: ignore[assignment]
 
-from conformance.corpus import validation
+from conformance.corpus import filecache, validation
 from conformance.corpus.model import (
     PENDING_REVIEW,
     Case,
@@ -31,6 +29,13 @@ from conformance.corpus.model import (
     Expectation,
     Provenance,
     Variant,
+)
+from conformance.corpus.textchecks import (
+    MAX_DEPTH,
+    describe,
+    invisible_characters,
+    line_of,
+    shape_problems,
 )
 from conformance.model.chunks import Channels, Chunk
 
@@ -83,24 +88,75 @@ def load_corpus(paths: Iterable[Path]) -> Corpus:
     files = case_files(paths)
     cases: list[Case | ContractCase] = []
     errors: list[CaseFileError] = []
+    parsed = filecache.ParsedFiles(filecache.loader_salt(_schemas())) if files else None
     for path in files:
-        file_cases, file_errors = load_file(path)
+        file_cases, file_errors = load_file(path, parsed)
         cases += file_cases
         errors += file_errors
     return Corpus(tuple(cases), tuple(errors), tuple(files))
 
 
-def load_file(path: Path) -> tuple[list[Case | ContractCase], list[CaseFileError]]:
+def _schemas() -> dict[str, Any]:
+    """Every schema a case file is validated against: a loaded file depends on them."""
+    from conformance.contracts import contract, names
+
+    own = {name: contract(name).SCHEMA for name in names()}
+    return {
+        "": schema("case-file.schema.json"),
+        **{name: schema(s) if isinstance(s, str) else s for name, s in own.items()},
+    }
+
+
+def load_file(
+    path: Path, parsed: filecache.ParsedFiles | None = None
+) -> tuple[list[Case | ContractCase], list[CaseFileError]]:
+    """The cases of one file and its problems. With `parsed`, a file whose exact text
+    loaded without problems before is built from what was remembered of it."""
     try:
         text = path.read_text("utf-8")
     except (OSError, UnicodeDecodeError) as error:
         return [], [CaseFileError(path, 0, f"cannot read the file: {error}")]
+    known = parsed.get(text) if parsed is not None else None
+    if known is not None:
+        data, lines = known
+        if "contract" in data:
+            return _contract_cases(data, path, lambda index: lines[index]), []
+        return _cases(data, path, set(), lambda index, *at: _remembered(lines[index], at))
+    cases, errors, data, line_at = _parse(path, text)
+    if parsed is not None and not errors and line_at is not None:
+        if "contract" in data:
+            lines: list[Any] = [line_at(index) for index in range(len(data["cases"]))]
+        else:
+            lines = [
+                [
+                    line_at(index),
+                    [line_at(index, "variants", n) for n in range(len(raw.get("variants", ())))],
+                    line_at(index, "cassette") if "cassette" in raw else 0,
+                ]
+                for index, raw in enumerate(data["cases"])
+            ]
+        parsed.put(text, data, lines)
+    return cases, errors
+
+
+def _remembered(lines: list[Any], at: tuple[Any, ...]) -> int:
+    """The line of a case (`at` empty), of one of its variants, or of its cassette key."""
+    if not at:
+        return lines[0]
+    return lines[1][at[1]] if at[0] == "variants" else lines[2]
+
+
+Parsed = tuple[list[Case | ContractCase], list[CaseFileError], Any, Callable[..., int] | None]
+
+
+def _parse(path: Path, text: str) -> Parsed:
+    """Cases, problems, the file's data and a function giving the line of a case's key."""
     errors = [CaseFileError(path, line, message) for line, message in invisible_characters(text)]
     try:
         loader = _Loader(text)
         try:
             node = loader.get_single_node()
-            shape = _shape_problems(node) if node is not None else []
+            shape = shape_problems(node) if node is not None else []
             fatal = any(line_problem[2] for line_problem in shape)
             data = loader.construct_document(node) if node is not None and not fatal else None
         finally:
@@ -110,35 +166,41 @@ def load_file(path: Path) -> tuple[list[Case | ContractCase], list[CaseFileError
         line = mark.line + 1 if mark is not None else 0
         problem = getattr(error, "problem", None) or str(error)
         errors.append(CaseFileError(path, line, f"malformed YAML: {problem}; fix the syntax"))
-        return [], errors
+        return [], errors, None, None
     except RecursionError:
         errors.append(CaseFileError(path, 0, f"nested deeper than {MAX_DEPTH} levels"))
-        return [], errors
+        return [], errors, None, None
     if node is None:
-        return [], [
-            *errors,
-            CaseFileError(path, 1, "the file is empty; a case file needs `category:` and `cases:`"),
-        ]
+        empty = "the file is empty; a case file needs `category:` and `cases:`"
+        return [], [*errors, CaseFileError(path, 1, empty)], None, None
     errors += [CaseFileError(path, line, message) for line, message, _ in shape]
     if fatal:
-        return [], errors
+        return [], errors, None, None
+    line_at = functools.partial(_line_in_case, node)
     contract = data.get("contract") if isinstance(data, dict) else None
     if contract is not None:
-        return _contract_cases(data, node, path, text, errors)
+        return _checked_contract_cases(data, node, path, text, errors), errors, data, line_at
     schema_errors = validation.schema_errors(schema("case-file.schema.json"), data, text)
     for error in schema_errors:
         errors.append(CaseFileError(path, line_of(node, error.absolute_path), describe(error)))
-    if schema_errors:
-        bad = {tuple(e.absolute_path)[:2] for e in schema_errors}
-        if any(len(p) < 2 for p in bad):
-            return [], errors
-    else:
-        bad = set()
-    cases = []
+    bad = {tuple(e.absolute_path)[:2] for e in schema_errors}
+    if any(len(p) < 2 for p in bad):
+        return [], errors, data, line_at
+    cases, problems = _cases(data, path, bad, line_at)
+    return cases, errors + problems, data, line_at
+
+
+def _cases(
+    data: Mapping[str, Any], path: Path, bad: set[Any], line_at: Callable[..., int]
+) -> tuple[list[Case | ContractCase], list[CaseFileError]]:
+    """The cases of a normalizer case file's data but those at `bad` paths;
+    `line_at(index, *keys)` is the line of a case or of a key in it."""
+    cases: list[Case | ContractCase] = []
+    errors = []
     for index, raw in enumerate(data["cases"]):
         if ("cases", index) in bad:
             continue
-        at_case = functools.partial(_line_in_case, node, index)
+        at_case = functools.partial(line_at, index)
         chunks = _chunks(raw, path, at_case)
         if isinstance(chunks, CaseFileError):
             errors.append(chunks)
@@ -147,10 +209,11 @@ def load_file(path: Path) -> tuple[list[Case | ContractCase], list[CaseFileError
     return cases, errors
 
 
-def _contract_cases(
+def _checked_contract_cases(
     data: Mapping[str, Any], node: yaml.Node, path: Path, text: str, errors: list[CaseFileError]
-) -> tuple[list[Any], list[CaseFileError]]:
-    """The cases of a file of another contract, validated by that contract's schema."""
+) -> list[Case | ContractCase]:
+    """The cases of a file of another contract, validated by that contract's schema; its
+    problems are added to `errors`."""
     from conformance.contracts import contract, names
 
     name = data["contract"]
@@ -163,7 +226,7 @@ def _contract_cases(
                 f"unknown contract {name!r}; the contracts are {known} (or none: normalizer)",
             )
         )
-        return [], errors
+        return []
     own = contract(name).SCHEMA
     schema_errors = validation.schema_errors(
         schema(own) if isinstance(own, str) else own, data, text
@@ -172,8 +235,17 @@ def _contract_cases(
         errors.append(CaseFileError(path, line_of(node, error.absolute_path), describe(error)))
     bad = {tuple(e.absolute_path)[:2] for e in schema_errors}
     if any(len(p) < 2 for p in bad):
-        return [], errors
-    cases = [
+        return []
+    return _contract_cases(data, path, lambda index: line_of(node, ["cases", index]), bad)
+
+
+def _contract_cases(
+    data: Mapping[str, Any],
+    path: Path,
+    line_at: Callable[[int], int],
+    bad: set[Any] | None = None,
+) -> list[Case | ContractCase]:
+    return [
         ContractCase(
             id=raw["id"],
             slug=raw["slug"],
@@ -181,18 +253,17 @@ def _contract_cases(
             taxonomy=raw["taxonomy"],
             level=raw["level"],
             category=data["category"],
-            contract=name,
+            contract=data["contract"],
             input=raw["input"],
             expected=raw["expected"],
             provenance=tuple(Provenance(**p) for p in raw["provenance"]),
             note=raw.get("note"),
             file=path,
-            line=line_of(node, ["cases", index]),
+            line=line_at(index),
         )
         for index, raw in enumerate(data["cases"])
-        if ("cases", index) not in bad
+        if not bad or ("cases", index) not in bad
     ]
-    return cases, errors
 
 
 def _chunks(
@@ -210,7 +281,8 @@ def _chunks(
         raw.get("family"),
     )
     try:
-        return chunks_for_case(ref.path, ref.interaction, ref.family), ref
+        chunks = filecache.cassette_chunks(ref.path, ref.interaction, ref.family, chunks_for_case)
+        return chunks, ref
     except CassetteError as error:
         return CaseFileError(path, line_at("cassette"), f"{raw['id']}: {error}")
 
@@ -272,99 +344,3 @@ def _chunk(raw: str | Mapping[str, Any]) -> Chunk:
 
 def _channels(raw: Mapping[str, str]) -> Channels:
     return Channels(assistant=raw["assistant"], thinking=raw["thinking"])
-
-
-def describe(error: jsonschema.ValidationError) -> str:
-    where = "/".join(str(p) for p in error.absolute_path) or "the file"
-    if error.validator == "additionalProperties":
-        return f"{where}: {error.message} (see conformance/schemas/case-file.schema.json)"
-    if error.validator == "oneOf" and error.absolute_path and "variants" in error.absolute_path:
-        return f"{where}: a variant needs exactly one of `expected` or `undefined`"
-    if error.validator == "oneOf" and len(error.absolute_path) == 2:
-        return (
-            f"{where}: a case takes its input from exactly one of `chunks` or `cassette` "
-            "(`interaction` and `family` go with `cassette`)"
-        )
-    return f"{where}: {error.message}"
-
-
-def line_of(node: yaml.Node, path: Iterable[Any]) -> int:
-    """The 1-based line of the node at `path` (keys and indices), or of its nearest parent."""
-    for step in path:
-        if isinstance(node, yaml.MappingNode):
-            found = next((v for k, v in node.value if k.value == step), None)
-        elif isinstance(node, yaml.SequenceNode) and isinstance(step, int):
-            found = node.value[step] if step < len(node.value) else None
-        else:
-            found = None
-        if found is None:
-            break
-        node = found
-    return node.start_mark.line + 1
-
-
-#: Case files are shallow (about six levels); anything much deeper is a mistake or an attack.
-MAX_DEPTH = 32
-
-
-def _shape_problems(root: yaml.Node) -> list[tuple[int, str, bool]]:
-    """(line, message, fatal) for what a case file must not hold: duplicate keys (PyYAML
-    keeps the last silently), aliases (`*name`: a few lines can expand to billions of
-    nodes, so the file is refused before anything expands it) and deep nesting.
-
-    One walk over the composed nodes, iterative and visiting each node once."""
-    problems: list[tuple[int, str, bool]] = []
-    seen: set[int] = set()
-    stack: list[tuple[yaml.Node, int]] = [(root, 1)]
-    while stack:
-        node, depth = stack.pop()
-        line = node.start_mark.line + 1
-        if id(node) in seen:
-            # The first reuse is enough: a bomb reuses its anchors millions of times.
-            message = "YAML aliases (*name) are not allowed in case files; write the value out"
-            return [*problems, (line, f"{message} (the anchor is here)", True)]
-        seen.add(id(node))
-        if depth > MAX_DEPTH:
-            problems.append((line, f"nested deeper than {MAX_DEPTH} levels", True))
-            continue
-        if isinstance(node, yaml.MappingNode):
-            keys: set[Any] = set()
-            for key, value in node.value:
-                if key.value in keys:
-                    problems.append(
-                        (key.start_mark.line + 1, f"duplicate key {key.value!r}", False)
-                    )
-                keys.add(key.value)
-                stack.append((value, depth + 1))
-        elif isinstance(node, yaml.SequenceNode):
-            stack.extend((item, depth + 1) for item in node.value)
-    return sorted(problems)
-
-
-_INVISIBLE = {"Cc", "Cf", "Zs", "Zl", "Zp", "Mn", "Me", "Co", "Cs"}
-#: Control characters have no Unicode name; these are the ones case files meet.
-_CONTROL = {
-    "\t": ("CHARACTER TABULATION", "\\t"),
-    "\r": ("CARRIAGE RETURN", "\\r"),
-    "\f": ("FORM FEED", "\\f"),
-    "\v": ("LINE TABULATION", "\\v"),
-}
-
-
-def invisible_characters(text: str) -> Iterator[tuple[int, str]]:
-    """Characters a reader cannot see must be written as escapes in double-quoted strings."""
-    for number, line in enumerate(text.split("\n"), start=1):
-        for char in line:
-            if char != " " and unicodedata.category(char) in _INVISIBLE:
-                code = f"\\u{ord(char):04x}" if ord(char) < 0x10000 else f"\\U{ord(char):08x}"
-                name, code = _CONTROL.get(
-                    char, (unicodedata.name(char, "a control character"), code)
-                )
-                yield (
-                    number,
-                    (
-                        f"literal U+{ord(char):04X} ({name}): write it as the escape {code} "
-                        "inside a double-quoted string"
-                    ),
-                )
-                break

@@ -34,7 +34,6 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-import jsonschema
 import yaml
 
 from conformance.corpus.cases import schema
@@ -108,6 +107,8 @@ def load_expected_failures(path: Path) -> ExpectedFailures:
         raise UsageError(f"{path}{line}: malformed YAML: {error}") from None
     if isinstance(data, dict) and "lock" in data:
         return ExpectedFailures(path, {}, _load_lock(path, data))
+    import jsonschema  # slow to import: only when there is a file to check
+
     errors = sorted(
         jsonschema.Draft202012Validator(schema("expectations.schema.json")).iter_errors(data),
         key=lambda e: list(e.absolute_path),

@@ -15,13 +15,14 @@ import hashlib
 import json
 import os
 from collections.abc import Mapping
-from importlib import metadata
+from importlib import util
 from pathlib import Path
-from typing import Any
-
-import jsonschema
+from typing import TYPE_CHECKING, Any
 
 from conformance._version import __version__
+
+if TYPE_CHECKING:
+    import jsonschema
 
 
 def cache_dir() -> Path | None:
@@ -36,8 +37,13 @@ def cache_dir() -> Path | None:
 
 @functools.cache
 def _salt() -> bytes:
-    """What validity depends on besides the file and the schema."""
-    return f"{__version__} jsonschema {metadata.version('jsonschema')}".encode()
+    """What validity depends on besides the file and the schema: this version, and the
+    installed jsonschema (found without importing it or `importlib.metadata`, both slow to
+    import: where it is and when it was installed)."""
+    spec = util.find_spec("jsonschema")
+    origin = spec.origin if spec is not None and spec.origin else ""
+    stamp = os.stat(origin).st_mtime_ns if origin else 0
+    return f"{__version__} jsonschema {origin} {stamp}".encode()
 
 
 def schema_errors(
@@ -51,6 +57,8 @@ def schema_errors(
     marker = directory / "valid" / digest.hexdigest() if directory else None
     if marker is not None and marker.exists():
         return []
+    import jsonschema  # only now: a run whose files are all known valid never needs it
+
     validator = jsonschema.Draft202012Validator(schema)
     errors = sorted(validator.iter_errors(data), key=lambda e: list(e.absolute_path))
     if marker is not None and not errors:

@@ -39,7 +39,15 @@ def _runs(chunks: Sequence[Chunk]) -> list[tuple[str, str]]:
 
 def one_char_chunks(chunks: Sequence[Chunk]) -> list[Chunk]:
     """One character (code point) per chunk."""
-    return [Chunk(**{name: char}) for name, text in pieces(chunks) for char in text]
+    out: list[Chunk] = []
+    for name, text in pieces(chunks):
+        # Positional arguments: a keyword mapping per character costs as much as the chunk.
+        out += map(Chunk, text) if name == "content" else map(_reasoning, text)
+    return out
+
+
+def _reasoning(text: str) -> Chunk:
+    return Chunk(None, text)
 
 
 #: Content runs up to this long are cut at every point. Longer runs (whole recorded
@@ -79,6 +87,9 @@ class SplitRequests(Sequence[StreamRequest]):
 
     def __init__(self, chunks: Sequence[Chunk], grammar: Grammar | None = None) -> None:
         self._runs = _runs(chunks)
+        #: One chunk per run, shared by every request (chunks are immutable): a request is
+        #: these with one content run replaced by its two halves.
+        self._chunks = [Chunk(**{name: text}) for name, text in self._runs]
         #: Per request: (index of the content run, where the run starts overall, the cut).
         self._cuts: list[tuple[int, int, int]] = []
         offset = 0
@@ -86,6 +97,8 @@ class SplitRequests(Sequence[StreamRequest]):
             if name == "content":
                 self._cuts += [(index, offset, cut) for cut in cut_points(text, grammar)]
                 offset += len(text)
+        #: The characters of every request (each feeds the whole stream).
+        self.chars = sum(len(text) for _, text in self._runs)
 
     def __len__(self) -> int:
         return len(self._cuts)
@@ -100,9 +113,9 @@ class SplitRequests(Sequence[StreamRequest]):
             return [self[i] for i in range(*position.indices(len(self)))]
         index, _, cut = self._cuts[position]
         text = self._runs[index][1]
-        out = [Chunk(**{n: t}) for n, t in self._runs[:index]]
-        out += [Chunk(content=text[:cut]), Chunk(content=text[cut:])]
-        out += [Chunk(**{n: t}) for n, t in self._runs[index + 1 :]]
+        out = self._chunks[:index]
+        out += [Chunk(text[:cut]), Chunk(text[cut:])]
+        out += self._chunks[index + 1 :]
         return StreamRequest(out)
 
     def point(self, position: int) -> int:

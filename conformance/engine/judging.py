@@ -6,15 +6,17 @@ worst outcomes so far, so judging a check of thousands of requests holds one rep
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
+from itertools import accumulate
+from operator import add, itemgetter, sub
 
 from conformance.contracts import contract
 from conformance.corpus.cases import Case, ContractCase
 from conformance.engine.excerpts import bounded
 from conformance.engine.plans import CheckPlan
 from conformance.model.chunks import Chunk
-from conformance.model.judge import Judgement, compare, first_divergence, holdback
+from conformance.model.judge import Judgement, compare, first_divergence
 from conformance.model.options import Options
 from conformance.model.results import SEVERITY, CaseResult, Verdict
 from conformance.reference import Normalizer
@@ -26,9 +28,22 @@ Outcome = tuple[Judgement, dict[str, str] | None, Reply, int]
 class PlanJudge:
     """Judges one plan's replies as they arrive, in request order."""
 
-    def __init__(self, plan: CheckPlan, options: Options) -> None:
+    def __init__(
+        self,
+        plan: CheckPlan,
+        options: Options,
+        reference: Normalizer | None = None,
+        *,
+        replies_are_reference: bool = False,
+    ) -> None:
         self.plan = plan
         self.options = options
+        #: The reference that holdback is measured against, shared by the judges of a run
+        #: (it is reset before each stream); made when first needed if not given.
+        self.reference = reference
+        #: The replies come from the bundled reference under these options: it holds back
+        #: exactly what it holds back, so holdback is not measured again.
+        self.replies_are_reference = replies_are_reference
         self.pending = len(plan.requests) if plan.skip is None else 0
         self._worst: Outcome | None = None
         #: Another contract's judge needs all replies at once (its plans are a few requests).
@@ -39,7 +54,15 @@ class PlanJudge:
         if isinstance(self.plan.case, ContractCase):
             self._replies.append(reply)
             return
-        judgement, actual, reply = _judge_one(self.plan, request, reply, self.options)
+        if self.reference is None:
+            self.reference = Normalizer(self.options)
+        judgement, actual, reply = _judge_one(
+            self.plan,
+            request,
+            reply,
+            self.options,
+            None if self.replies_are_reference else self.reference,
+        )
         worst = self._worst
         if worst is None or SEVERITY.index(judgement.verdict) < SEVERITY.index(worst[0].verdict):
             self._worst = (judgement, actual, reply, index)
@@ -104,7 +127,11 @@ def _judge_contract(plan: CheckPlan, replies: Sequence[Reply]) -> CaseResult:
 
 
 def _judge_one(
-    plan: CheckPlan, request: Request, reply: Reply, options: Options
+    plan: CheckPlan,
+    request: Request,
+    reply: Reply,
+    options: Options,
+    reference: Normalizer | None,
 ) -> tuple[Judgement, dict[str, str] | None, Reply]:
     assert plan.expectation is not None
     if not isinstance(reply, Ok):
@@ -116,20 +143,23 @@ def _judge_one(
             reply.channels,
             reply,
         )
-    assert reply.deltas is not None and isinstance(request, StreamRequest)
+    deltas = reply.deltas
+    assert deltas is not None and isinstance(request, StreamRequest)
     chunks = request.chunks
     actual = {
-        name: "".join(delta[name] for delta in reply.deltas) for name in ("assistant", "thinking")
+        "assistant": "".join(map(_ASSISTANT, deltas)),
+        "thinking": "".join(map(_THINKING, deltas)),
     }
     content = compare(plan.expectation.stream, actual, plan.case.level)
     if content.verdict != Verdict.PASS:
         if content.verdict == Verdict.FAIL:
             wire = [chunk.to_json() for chunk in chunks]
-            where = first_divergence(reply.deltas, plan.expectation.stream, wire, options.grammar)
+            where = first_divergence(deltas, plan.expectation.stream, wire, options.grammar)
             content = Judgement(content.verdict, f"{where}; {content.reason}")
         return content, actual, reply
-    reference = _reference_deltas(chunks, options)
-    lag, step = holdback(reply.deltas, reference)
+    if reference is None:  # the replies are the reference's own
+        return Judgement(Verdict.PASS), actual, reply
+    lag, step = _holdback(deltas, chunks, reference)
     if lag > 0:
         where = f"chunk {step}" if step < len(chunks) else "the final flush"
         return (
@@ -145,11 +175,32 @@ def _judge_one(
     return Judgement(Verdict.PASS), actual, reply
 
 
-def _reference_deltas(chunks: Sequence[Chunk], options: Options) -> list[dict[str, str]]:
-    normalizer = Normalizer(options)
-    deltas: list[dict[str, str]] = [dict(normalizer.feed(c.to_json())) for c in chunks]
-    deltas.append(dict(normalizer.finish()))
-    return deltas
+def _holdback(
+    deltas: Sequence[Mapping[str, str]], chunks: Sequence[Chunk], reference: Normalizer
+) -> tuple[int, int]:
+    """`holdback(deltas, the reference's deltas for chunks)`: the most characters the
+    implementation had released fewer of than the reference at any step, and the first
+    step where that happened. It runs for every stream request, so the sums are C loops."""
+    if len(deltas) != len(chunks) + 1:
+        raise ValueError(f"{len(deltas)} deltas for {len(chunks)} chunks and the flush")
+    reference.reset()
+    feed = reference.feed
+    # Sizes taken as each delta comes, not kept deltas: nothing relies on the reference
+    # returning a new mapping each time.
+    theirs = [
+        len((delta := feed({"content": c.content, "reasoning": c.reasoning}))["assistant"])
+        + len(delta["thinking"])
+        for c in chunks
+    ]
+    last = reference.finish()
+    theirs.append(len(last["assistant"]) + len(last["thinking"]))
+    mine = map(add, map(len, map(_ASSISTANT, deltas)), map(len, map(_THINKING, deltas)))
+    behind = list(map(sub, accumulate(theirs), accumulate(mine)))
+    worst = max(behind)
+    return (worst, behind.index(worst)) if worst > 0 else (0, -1)
+
+
+_ASSISTANT, _THINKING = itemgetter("assistant"), itemgetter("thinking")
 
 
 def _result(plan: CheckPlan, verdict: Verdict, reason: str = "") -> CaseResult:

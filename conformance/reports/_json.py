@@ -8,9 +8,6 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-import jsonschema
-from jsonschema.exceptions import best_match
-
 from conformance.model.results import Run
 
 from ..errors import ConformanceError
@@ -74,6 +71,9 @@ def load_results(path: Path) -> Run:
 
 
 def _problem(data: Any) -> str | None:
+    import jsonschema  # only for reading results back: writing them does not validate
+    from jsonschema.exceptions import best_match
+
     validator = jsonschema.Draft202012Validator(schema())
     error = best_match(validator.iter_errors(data))
     if error is None:

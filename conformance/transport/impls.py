@@ -52,7 +52,7 @@ def _reference(spec: ImplementationSpec) -> Connection:
         spec.label, "reference", __version__, "python", options.to_json(), spec.spec
     )
     # Trusted and fast: run bare, without the watchdog.
-    return InProcessConnection(factory, info)
+    return InProcessConnection(factory, info, is_reference=True)
 
 
 def _python(spec: ImplementationSpec, target: str, timeout: float) -> Connection:

@@ -8,7 +8,7 @@ import json
 from importlib import resources
 from typing import TYPE_CHECKING, Any
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # imported when a message is first validated: it is slow to import
     import jsonschema
 
 
@@ -29,8 +29,6 @@ def schema_names() -> list[str]:
 
 @functools.cache
 def protocol_validator(name: str) -> jsonschema.protocols.Validator:
-    # Imported here: only --validate-protocol needs it, and a protocol program (the
-    # reference, `conformance.server`) starts faster without it.
     import jsonschema
 
     return jsonschema.Draft202012Validator(protocol_schema(name))
@@ -38,10 +36,10 @@ def protocol_validator(name: str) -> jsonschema.protocols.Validator:
 
 def protocol_violation(message: Any, schema: str) -> str | None:
     """`<json path>: <message>` for the first violation of a schema, or None."""
-    import jsonschema
+    from jsonschema.exceptions import best_match
 
     errors = protocol_validator(schema).iter_errors(message)
     # best_match of the first error alone: it descends into a oneOf to the branch that
     # nearly matched, which says more than "is not valid under any of the given schemas".
-    error = jsonschema.exceptions.best_match(itertools.islice(errors, 1))
+    error = best_match(itertools.islice(errors, 1))
     return None if error is None else f"{error.json_path}: {error.message}"
