@@ -118,10 +118,10 @@ def load_file(
         return [], [CaseFileError(path, 0, f"cannot read the file: {error}")]
     known = parsed.get(text) if parsed is not None else None
     if known is not None:
-        data, lines = known
+        data, remembered = known
         if "contract" in data:
-            return _contract_cases(data, path, lambda index: lines[index]), []
-        return _cases(data, path, set(), lambda index, *at: _remembered(lines[index], at))
+            return _contract_cases(data, path, lambda index: remembered[index]), []
+        return _cases(data, path, set(), lambda index, *at: _remembered(remembered[index], at))
     cases, errors, data, line_at = _parse(path, text)
     if parsed is not None and not errors and line_at is not None:
         if "contract" in data:
@@ -178,14 +178,15 @@ def _parse(path: Path, text: str) -> Parsed:
         return [], errors, None, None
     line_at = functools.partial(_line_in_case, node)
     contract = data.get("contract") if isinstance(data, dict) else None
-    if contract is not None:
+    if isinstance(data, dict) and contract is not None:
         return _checked_contract_cases(data, node, path, text, errors), errors, data, line_at
     schema_errors = validation.schema_errors(schema("case-file.schema.json"), data, text)
-    for error in schema_errors:
-        errors.append(CaseFileError(path, line_of(node, error.absolute_path), describe(error)))
+    for invalid in schema_errors:
+        errors.append(CaseFileError(path, line_of(node, invalid.absolute_path), describe(invalid)))
     bad = {tuple(e.absolute_path)[:2] for e in schema_errors}
     if any(len(p) < 2 for p in bad):
         return [], errors, data, line_at
+    assert isinstance(data, dict)  # the schema requires a mapping: a top-level error above
     cases, problems = _cases(data, path, bad, line_at)
     return cases, errors + problems, data, line_at
 
