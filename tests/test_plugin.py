@@ -55,6 +55,7 @@ def test_a_broken_implementation_fails_with_a_readable_diff(run):
     assert result.parseoutcomes()["failed"] == 1
 
 
+@pytest.mark.slow
 def test_test_ids_markers_and_junit(run, pytester: pytest.Pytester):
     junit = pytester.path / "junit.xml"
     result = run(
