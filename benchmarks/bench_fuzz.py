@@ -19,7 +19,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from conformance.fuzz.properties import PROPERTIES, Target, run_property  # noqa: E402
+from conformance.contracts import fuzz_properties  # noqa: E402
+from conformance.fuzz.properties import Target, run_property  # noqa: E402
 from conformance.model.options import Options  # noqa: E402
 from conformance.transport.impls import connect  # noqa: E402
 from conformance.transport.spec import parse_impl  # noqa: E402
@@ -40,12 +41,12 @@ def main() -> None:
     for spec in ("reference", CMD_REFERENCE):
         fuzz = target(spec)
         start = time.perf_counter()
-        for name in PROPERTIES:
+        for name in fuzz_properties():
             result = run_property(name, fuzz, max_examples=500, seed=1)
             totals.setdefault(name, []).append(result.examples / result.seconds)
         totals.setdefault("(all six)", []).append(time.perf_counter() - start)
         fuzz.connection.close()
-    for name in PROPERTIES:
+    for name in fuzz_properties():
         in_process, through_cmd = totals[name]
         print(f"  {name:<14} {in_process:12.0f} {through_cmd:12.0f}")
     in_process, through_cmd = totals["(all six)"]
@@ -58,7 +59,7 @@ def main() -> None:
     for name in TARGETS:
         fuzz = target(f"python:tests.fuzz_targets:{name}")
         start = time.perf_counter()
-        for prop in PROPERTIES:
+        for prop in fuzz_properties():
             result = run_property(prop, fuzz, max_examples=500, seed=7)
             if result.counterexample is not None:
                 chunks = result.counterexample["chunks"]

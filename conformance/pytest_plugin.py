@@ -354,15 +354,13 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
     state.close()
     report_dir = session.config.getoption(REPORT_DIR)
     if report_dir and _collected and not hasattr(session.config, "workerinput"):
-        from conformance.engine.runner import new_run
         from conformance.model.results import (
             CaseResult,
             FuzzResult,
             ImplementationInfo,
             ImplementationRun,
         )
-
-        from .reports import write_reports
+        from conformance.session import ReportWriter, finish_elsewhere
 
         runs = [
             ImplementationRun(
@@ -372,4 +370,8 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
             )
             for info, results, fuzz in _collected.values()
         ]
-        write_reports(new_run(runs, {"source": "pytest"}), Path(report_dir))
+        finish_elsewhere(runs, {"source": "pytest"}, [ReportWriter(Path(report_dir), _quiet)])
+
+
+def _quiet(*args: Any, **kwargs: Any) -> None:
+    """pytest prints its own summary: the report writer says nothing."""

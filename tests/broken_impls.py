@@ -232,3 +232,62 @@ class EgressMutatesHistory(ReferenceImplementation):
             if isinstance(message, dict):
                 message.pop("thinking", None)
         return super().egress(**payload)
+
+
+@implementation(name="huge-reply")
+class HugeReply(Normalizer):
+    """Answers the right split, then floods the assistant channel at the end of the stream
+    with HUGE_REPLY characters (20 MB): a failure whose actual text is enormous."""
+
+    SIZE = 20_000_000
+
+    def finish(self) -> dict[str, str]:  # type: ignore[override]
+        out = dict(super().finish())
+        out["assistant"] += "x" * self.SIZE
+        return out
+
+
+SEED = {"open": "<seed:think>", "close": "</seed:think>"}
+
+
+@implementation(name="seed-also-strips-think", options={"delimiters": [SEED]})
+class SeedAlsoStripsThink(Normalizer):
+    """Declares the custom grammar `<seed:think>` alone, but also strips the default tags
+    (a parser that keeps `<think>` handling next to its model's own tags)."""
+
+    def __init__(self) -> None:
+        super().__init__(
+            {
+                "delimiters": [
+                    SEED,
+                    {"open": "<think>", "close": "</think>"},
+                    {"open": "<thinking>", "close": "</thinking>"},
+                ]
+            }
+        )
+
+
+@implementation(name="start-misses-split-close", options={"start_in_reasoning": True})
+class StartMissesSplitClose:
+    """Starts inside reasoning, but looks for the first close within one chunk: a close
+    split across chunks is never found, and its pieces and the answer stay reasoning."""
+
+    def __init__(self) -> None:
+        self.rest: Normalizer | None = None
+
+    def feed(self, chunk: Mapping[str, Any]) -> dict[str, str]:
+        if self.rest is not None:
+            return dict(self.rest.feed(chunk))
+        content = chunk.get("content") or ""
+        native = chunk.get("reasoning") or ""
+        before, found, after = content.partition("</think>")
+        if not found:
+            return {"assistant": "", "thinking": native + content}
+        self.rest = Normalizer()
+        out = dict(self.rest.feed({"content": after, "reasoning": None}))
+        return {"assistant": out["assistant"], "thinking": native + before + out["thinking"]}
+
+    def finish(self) -> dict[str, str]:
+        return (
+            dict(self.rest.finish()) if self.rest is not None else {"assistant": "", "thinking": ""}
+        )

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import itertools
 
-from conformance.engine.chunking import EXHAUSTIVE, SPREAD, cut_points, split_points
+from conformance.engine.chunking import EXHAUSTIVE, SPREAD, SplitRequests, cut_points
 from conformance.model.chunks import Chunk
 from conformance.model.options import DEFAULT, Options
 
@@ -36,8 +36,16 @@ def test_a_long_run_follows_the_grammar_in_force() -> None:
     assert at + 4 not in cut_points(text, DEFAULT.grammar)
 
 
-def test_splits_keep_native_reasoning_in_place_and_are_made_lazily() -> None:
+def test_splits_keep_native_reasoning_in_place() -> None:
     chunks = [Chunk(reasoning="r"), Chunk(content="ab"), Chunk(content="c")]
-    splits = split_points(chunks, DEFAULT.grammar)
-    assert next(splits) == (1, [Chunk(reasoning="r"), Chunk(content="a"), Chunk(content="bc")])
-    assert [point for point, _ in splits] == [2]
+    splits = SplitRequests(chunks, DEFAULT.grammar)
+    assert len(splits) == 2
+    assert list(splits[0].chunks) == [Chunk(reasoning="r"), Chunk(content="a"), Chunk(content="bc")]
+    assert [splits.point(i) for i in range(len(splits))] == [1, 2]
+
+
+def test_a_long_case_makes_few_split_requests() -> None:
+    text = "z" * 5000 + "<think>a</think>" + "z" * 5000
+    splits = SplitRequests([Chunk(content=text)], DEFAULT.grammar)
+    assert len(splits) < 300
+    assert {splits.point(i) for i in range(len(splits))} == set(cut_points(text, DEFAULT.grammar))

@@ -15,7 +15,7 @@ import pytest
 from conformance.model.chunks import Chunk
 from conformance.model.results import Verdict
 from conformance.tools.fingerprint import fingerprint
-from conformance.transport.connections import StreamRequest
+from conformance.transport.connections import Error, Ok, StreamRequest
 from conformance.transport.impls import connect
 from conformance.transport.spec import parse_impl
 
@@ -121,9 +121,10 @@ def test_a_lone_surrogate_is_an_error_in_rust_and_text_in_node(example: tuple[st
     finally:
         connection.close()
     if example[0] == "rust":
-        assert reply.error is not None
-        assert "lone surrogate" in reply.error
+        assert isinstance(reply, Error)
+        assert "lone surrogate" in reply.message
     else:
+        assert isinstance(reply, Ok)
         assert reply.deltas == [
             {"assistant": "a\ud800b", "thinking": ""},
             {"assistant": "", "thinking": ""},

@@ -18,8 +18,8 @@ from conformance.tools.fingerprint import (
     UNDETERMINED,
     Fingerprint,
     fingerprint,
-    render_fingerprint,
 )
+from conformance.tools.fingerprint_report import render_fingerprint
 from conformance.transport.impls import connect
 from conformance.transport.spec import parse_impl
 
@@ -79,20 +79,48 @@ def test_ignores_case_fingerprints_as_tolerant_matching() -> None:
     assert case.matches == ("tolerant",)
 
 
-def test_an_orphan_close_left_visible_follows_no_start_in_reasoning_value() -> None:
+def test_an_orphan_close_left_visible_is_a_bug_the_start_probes_outvote() -> None:
+    # Two start probes agree with false, the orphan close with no value: the start is
+    # placed (issue 11), the orphan close is for `conformance run` to report.
     result = probe("python:tests.broken_impls:LeaksOrphanClose")
     axis = result.axis("start_in_reasoning")
-    assert axis.value == NONE
+    assert axis.value is False
     orphan = next(p for p in axis.probes if p.name == "orphan close")
     assert orphan.actual == {"assistant": "a</think>b", "thinking": ""}
     assert orphan.matches == ()
-    # Only what was found goes into the options to declare; the default stays.
     assert "start_in_reasoning" not in result.declared_options()
     text = render_fingerprint(result)
-    row = next(line for line in text.splitlines() if line.startswith("start_in_reasoning"))
-    assert row.split()[:4] == ["start_in_reasoning", "false", "none", "NO"]
-    assert "got               'a</think>b' | ''" in text
+    assert "    got               assistant '" in text  # channels are labelled
     assert "some options follow no single value" in text
+
+
+def test_start_in_reasoning_is_placed_when_one_probe_shows_another_bug() -> None:
+    result = probe("python:tests.broken_impls:StartMissesSplitClose")
+    assert result.axis("start_in_reasoning").value is True
+    assert result.declared_options().get("start_in_reasoning") is True
+
+
+def test_think_only_and_declared_custom_grammars_are_recovered() -> None:
+    only = probe("reference", {"delimiters": "think_only"})
+    assert only.axis("delimiters").value == "think_only"
+    assert only.consistent
+    seed = probe("reference", {"delimiters": [{"open": "<seed:think>", "close": "</seed:think>"}]})
+    assert seed.axis("delimiters").value == (("<seed:think>", "</seed:think>"),)
+    assert seed.consistent
+    # Declares <seed:think> alone, strips <think> too: the pairs it recognises are found.
+    bad = probe("python:tests.broken_impls:SeedAlsoStripsThink")
+    assert bad.axis("delimiters").value == (
+        ("<think>", "</think>"),
+        ("<thinking>", "</thinking>"),
+        ("<seed:think>", "</seed:think>"),
+    )
+    assert "does not do what it declares" in render_fingerprint(bad)
+
+
+def test_nothing_declared_is_not_called_a_broken_declaration() -> None:
+    text = render_fingerprint(probe("python:tests.broken_impls:DuplicatesNative"))
+    assert "does not do what it declares" not in text
+    assert "declares no options beyond the defaults" in text
 
 
 def test_native_reasoning_lost_by_a_wrapper_is_inconsistent() -> None:
@@ -127,7 +155,8 @@ def test_probes_are_streamed_one_delimiter_per_chunk() -> None:
 def test_a_probe_the_implementation_fails_on_is_evidence_not_a_verdict() -> None:
     result = probe("python:tests.broken_impls:Raises")
     axis = result.axis("delimiters")
-    assert axis.value == "think"
+    # Without the <thinking> probe, think and think_only cannot be told apart.
+    assert axis.value == UNDETERMINED
     failed = [p for p in axis.probes if p.problem is not None]
     assert [p.name for p in failed] == ["<thinking>a</thinking>b"]
     assert failed[0].problem == "error: raised ValueError: cannot handle <thinking>"

@@ -70,12 +70,16 @@ class _SGLang:
 @implementation(
     name="sglang (deepseek-r1)",
     version=VERSION,
-    options={"start_in_reasoning": True, "native_with_tags": "merge"},
+    options={"delimiters": "think_only", "start_in_reasoning": True, "native_with_tags": "merge"},
 )
 class DeepSeekR1(_SGLang):
     model_type = "deepseek-r1"
 
 
-@implementation(name="sglang (qwen3)", version=VERSION, options={"native_with_tags": "merge"})
+@implementation(
+    name="sglang (qwen3)",
+    version=VERSION,
+    options={"delimiters": "think_only", "native_with_tags": "merge"},
+)
 class Qwen3(_SGLang):
     model_type = "qwen3"

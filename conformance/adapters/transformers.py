@@ -79,7 +79,7 @@ class Qwen3(_ResponseParsing):
 @implementation(
     name="transformers (qwen3.5, thinking)",
     version=VERSION,
-    options={"start_in_reasoning": True, "native_with_tags": "merge"},
+    options={"delimiters": "think_only", "start_in_reasoning": True, "native_with_tags": "merge"},
 )
 class Qwen35(_ResponseParsing):
     model_type = "qwen3_5"

@@ -137,7 +137,8 @@ class _VLLM:
         return delta(normal, (reasoning or "") + (found or ""))
 
 
-_OPTIONS = {"start_in_reasoning": True, "native_with_tags": "merge"}
+#: The parsers know `<think>` alone (SPEC 2.2 `think_only`).
+_OPTIONS = {"delimiters": "think_only", "start_in_reasoning": True, "native_with_tags": "merge"}
 
 
 @implementation(name="vllm (deepseek_r1)", version=VERSION, options=_OPTIONS)

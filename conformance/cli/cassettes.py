@@ -12,16 +12,20 @@ import click
 from conformance.cassettes._model import FAMILIES
 from conformance.cli.common import (
     EXIT_FAILED,
-    EXIT_OK,
     EXIT_USAGE,
+    budget_options,
     cases_option,
     options_option,
     report_dir_option,
+    usage_error,
 )
 from conformance.corpus.cases import bundled_cases_dir, load_corpus
 from conformance.corpus.select import Selection
-from conformance.errors import ConformanceError
+from conformance.errors import ConformanceError, UsageError
 from conformance.model.results import CHECKS
+from conformance.session.orchestrator import Context
+from conformance.transport.connections import Connection
+from conformance.transport.spec import ImplementationSpec
 
 _FAMILY_CHOICE = click.Choice(list(FAMILIES), case_sensitive=False)
 
@@ -432,7 +436,8 @@ def approve(
 @click.option("--category", "categories", multiple=True, help="Only this category.")
 @click.option("--id", "ids", multiple=True, help="Only this case ID.")
 @click.option("-k", "keyword", help="pytest-style expression over ID, slug, category, ...")
-@report_dir_option()
+@report_dir_option(default=Path("reports") / "replay")
+@budget_options
 def replay(
     impls: tuple[str, ...],
     option_sets: tuple[str, ...],
@@ -441,58 +446,76 @@ def replay(
     ids: tuple[str, ...],
     keyword: str | None,
     report_dir: Path,
+    budget: float | None,
+    allow_unjudged: bool,
 ) -> None:
     """Check Python clients that make their own HTTP requests, on the cassette cases.
 
     Each client gets an HttpCall per case, makes the request, and vcrpy replays the
     recorded response (record mode none); its channels are judged as check `http`.
     """
-    import time
-
     from conformance.capture.http import replay_run
-    from conformance.engine.runner import new_run
     from conformance.interface import metadata
-    from conformance.reports import write_reports
-    from conformance.session.run import implementation_specs, summary_table
+    from conformance.session import Job, Session, SessionSettings, standard_handlers
+    from conformance.session.run import implementation_specs
     from conformance.transport.impls import connect
 
-    started = time.perf_counter()
     try:
         specs = implementation_specs(impls, option_sets)
         selection = Selection(categories, (), ids, (), CHECKS, keyword)
         corpus = load_corpus(case_dirs or (bundled_cases_dir(),))
-        cases = [case for case in selection.apply(corpus.cases) if case.cassette is not None]
-        if not cases:
+        for problem in corpus.errors:
+            click.echo(str(problem), err=True)
+        try:
+            chosen = selection.apply(corpus.cases)
+        except ConformanceError:
+            if not corpus.errors:
+                raise
+            chosen = []
+        cases = [case for case in chosen if case.cassette is not None]
+        if not cases and not corpus.errors:
             raise ConformanceError("the selection has no cassette-backed case")
-        runs = []
         for spec in specs:
             if not spec.spec.startswith("python:"):
                 raise ConformanceError(
                     f"--impl {spec.spec!r}: replay takes python: clients; check other "
                     "languages with `conformance serve` (docs/cassettes.md)"
                 )
-            connection = connect(spec)
-            factory = getattr(connection, "factory", None)
-            if factory is None or "http" not in metadata(factory)["capabilities"]:
-                raise ConformanceError(
-                    f"{spec.label}: does not declare the http capability "
-                    '(@implementation(..., capabilities=["http"])); run normalizers with '
-                    "`conformance run`"
-                )
-            runs.append(replay_run(factory, connection.info, cases))
+
+        def job(spec: ImplementationSpec) -> Job:
+            def opened() -> Connection:
+                connection = connect(spec)
+                factory = getattr(connection, "factory", None)
+                if factory is None or "http" not in metadata(factory)["capabilities"]:
+                    raise UsageError(
+                        f"{spec.label}: does not declare the http capability "
+                        '(@implementation(..., capabilities=["http"])); run normalizers with '
+                        "`conformance run`"
+                    )
+                return connection
+
+            def work(connection: Connection, context: Context) -> None:
+                factory = connection.factory
+                for result in replay_run(factory, connection.info, cases).results:
+                    context.emit(result)
+
+            return Job(spec, len(cases), work, opened)
+
+        session = Session(
+            [job(spec) for spec in specs],
+            SessionSettings(
+                selection={**selection.to_json(), "checks": ["http"]},
+                budget=budget,
+                allow_unjudged=allow_unjudged,
+                problems=[str(problem) for problem in corpus.errors],
+            ),
+            standard_handlers(report_dir, click.echo),
+            echo=click.echo,
+        )
+        status = session.run().status
     except ConformanceError as error:
-        click.echo(f"error: {error}", err=True)
-        sys.exit(EXIT_USAGE)
-    run = new_run(runs, {**selection.to_json(), "checks": ["http"]})
-    run.duration = time.perf_counter() - started
-    for problem in corpus.errors:
-        click.echo(str(problem), err=True)
-    click.echo(summary_table(run))
-    for path in write_reports(run, report_dir):
-        click.echo(f"wrote {path}")
-    if corpus.errors:
-        sys.exit(EXIT_USAGE)
-    sys.exit(EXIT_OK if run.ok else EXIT_FAILED)
+        usage_error(error)
+    sys.exit(status)
 
 
 COMMANDS = (decode, import_, serve, record, approve, replay)

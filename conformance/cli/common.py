@@ -12,6 +12,7 @@ import click
 
 from conformance.errors import ConformanceError
 from conformance.transport.connections import Connection
+from conformance.transport.spec import check_timeout
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
@@ -32,14 +33,35 @@ impl_option = click.option(
 )
 
 
-def report_dir_option(help_text: str = "Where the reports go.") -> Callable[[Any], Any]:
+def report_dir_option(
+    help_text: str = "Where the reports go.", *, default: Path = Path("reports")
+) -> Callable[[Any], Any]:
+    """Each command has its own default directory under reports/ (reports/run, reports/fuzz,
+    reports/replay, reports/matrix), so one command never overwrites another's reports."""
     return click.option(
         "--report-dir",
         type=click.Path(file_okay=False, path_type=Path),
-        default=Path("reports"),
+        default=default,
         show_default=True,
         help=help_text,
     )
+
+
+def budget_options(function: Callable[..., Any]) -> Callable[..., Any]:
+    """--budget and --allow-unjudged: run-level limits every session command takes."""
+    function = click.option(
+        "--allow-unjudged",
+        is_flag=True,
+        help="Exit 0 even when an implementation judged nothing (every result SKIP, "
+        "for example every request answered `unsupported`).",
+    )(function)
+    return click.option(
+        "--budget",
+        type=click.FloatRange(0, min_open=True),
+        metavar="SECONDS",
+        help="Stop after this many seconds in all: what finished is reported, what did not "
+        "is reported as not run, and the exit status is 1.",
+    )(function)
 
 
 def options_option(help_text: str) -> Callable[[Any], Any]:
@@ -54,8 +76,16 @@ def timeout_option(default: float = 5.0, why: str = "") -> Callable[[Any], Any]:
         type=float,
         default=default,
         show_default=True,
-        help=f"Seconds a `cmd:` implementation may take per request{why}.",
+        callback=_checked_timeout,
+        help=f"Seconds an implementation may take per request{why}.",
     )
+
+
+def _checked_timeout(context: click.Context, parameter: click.Parameter, value: float) -> float:
+    try:
+        return check_timeout(value)
+    except ConformanceError as error:
+        usage_error(error)
 
 
 def format_option(*choices: str) -> Callable[[Any], Any]:

@@ -66,7 +66,7 @@ def fingerprint(impl: str, timeout: float, format_: str) -> None:
     be started.
     """
     from conformance.tools.fingerprint import fingerprint as run_fingerprint
-    from conformance.tools.fingerprint import render_fingerprint
+    from conformance.tools.fingerprint_report import render_fingerprint
 
     with connected(impl, timeout=timeout) as connection:
         result = run_fingerprint(connection)

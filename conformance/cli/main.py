@@ -19,9 +19,9 @@ from conformance.cli.common import (
     EXIT_OK,
     EXIT_USAGE,
     RegistryChoice,
+    budget_options,
     cases_option,
     options_option,
-    progress_line,
     report_dir_option,
     timeout_option,
     usage_error,
@@ -78,7 +78,7 @@ def main() -> None:
     help="pytest-style expression over ID, slug, category, "
     "taxonomy and level, e.g. 'split and not lone'.",
 )
-@report_dir_option()
+@report_dir_option(default=Path("reports") / "run")
 @click.option(
     "--expectations",
     "expectations_dir",
@@ -92,6 +92,7 @@ def main() -> None:
     is_flag=True,
     help="Validate every protocol reply against its JSON Schema.",
 )
+@budget_options
 def run(
     impls: tuple[str, ...],
     option_sets: tuple[str, ...],
@@ -106,8 +107,15 @@ def run(
     expectations_dir: Path | None,
     timeout: float,
     validate_protocol: bool,
+    budget: float | None,
+    allow_unjudged: bool,
 ) -> None:
-    """Run the corpus against implementations and write the reports."""
+    """Run the corpus against implementations and write the reports.
+
+    Exit status: 0 all as expected; 1 a failure, an implementation that judged nothing, or
+    the --budget ran out; 2 a usage or case-file error or an implementation that cannot
+    start; 130/143 interrupted by SIGINT/SIGTERM (the reports keep what finished).
+    """
     from conformance.session.run import RunSettings, execute
 
     settings = RunSettings(
@@ -122,9 +130,11 @@ def run(
         or (Path("expectations") if Path("expectations").is_dir() else None),
         timeout=timeout,
         validate_protocol=validate_protocol,
+        budget=budget,
+        allow_unjudged=allow_unjudged,
     )
     try:
-        status = execute(settings, echo=click.echo, progress=progress_line())
+        status = execute(settings, echo=click.echo)
     except ConformanceError as error:
         usage_error(error)
     sys.exit(status)
@@ -177,8 +187,12 @@ def run(
     show_default=True,
     help="Processes to fuzz in: the (implementation, property) pairs are spread over them.",
 )
-@report_dir_option("Reports go here, and minimal failing cases into its `found/`.")
+@report_dir_option(
+    "Reports go here, and minimal failing cases into its `found/`.",
+    default=Path("reports") / "fuzz",
+)
 @timeout_option()
+@budget_options
 def fuzz(
     impls: tuple[str, ...],
     option_sets: tuple[str, ...],
@@ -190,6 +204,8 @@ def fuzz(
     workers: int,
     report_dir: Path,
     timeout: float,
+    budget: float | None,
+    allow_unjudged: bool,
 ) -> None:
     """Property-based fuzzing: find, shrink and write minimal failing cases."""
     from conformance.session.fuzz import FuzzSettings, execute_fuzz
@@ -206,9 +222,11 @@ def fuzz(
         workers=workers,
         report_dir=report_dir,
         timeout=timeout,
+        budget=budget,
+        allow_unjudged=allow_unjudged,
     )
     try:
-        status = execute_fuzz(settings, echo=click.echo, progress=progress_line())
+        status = execute_fuzz(settings, echo=click.echo)
     except ConformanceError as error:
         usage_error(error)
     sys.exit(status)

@@ -68,7 +68,7 @@ def expectations_for(
         case = _as_case(raw, "generated")
         missing = next(
             (
-                (options, output)
+                (options, output, expectation.when)
                 for options in profiles_for(case)
                 if not isinstance(expectation := case.expectation(options), str)
                 and (output := reference_output(case, options))
@@ -78,7 +78,8 @@ def expectations_for(
         )
         if missing is None:
             break
-        when = minimal_when(case, *missing)
+        options, output, selected = missing
+        when = minimal_when(case, options, output, within=selected)
         raw["variants"].append({"when": when, **_channels(case, DEFAULT.updated(when))})
     if not raw["variants"]:
         del raw["variants"]

@@ -6,7 +6,6 @@ import functools
 import json
 import unicodedata
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -20,163 +19,41 @@ except ImportError:  # pragma: no cover - depends on how PyYAML was built
     from yaml import SafeLoader as _Loader  # type: ignore[assignment]
 
 from conformance.corpus import validation
-from conformance.model.chunks import Channels, Chunk
-from conformance.model.options import ENUMERATED, OPTION_NAMES, Options
-
-LEVELS = ("must", "should", "info")
-#: Why a case `conformance approve` wrote is not judged yet (SKIP) until it is accepted.
-PENDING_REVIEW = (
-    "pending review: an unreviewed capture; check its expected split, then accept it with "
-    "`conformance approve --accept CASSETTE` (docs/cassettes.md)"
+from conformance.corpus.model import (
+    LEVELS,
+    PENDING_REVIEW,
+    Case,
+    CaseFileError,
+    CaseIdentity,
+    CassetteRef,
+    ContractCase,
+    Corpus,
+    Derivation,
+    Expectation,
+    Provenance,
+    Variant,
 )
+from conformance.model.chunks import Channels, Chunk
 
-
-@dataclass(frozen=True, slots=True)
-class Expectation:
-    """What a case expects under one set of options, for streams and for the whole form."""
-
-    stream: Channels
-    whole: Channels
-    #: The `when` of the variant it came from; empty for the default expectation.
-    when: Mapping[str, Any] = field(default_factory=dict)
-
-
-@dataclass(frozen=True, slots=True)
-class Variant:
-    when: Mapping[str, Any]
-    expected: Channels | None
-    whole: Channels | None
-    undefined: str | None
-    note: str | None
-    line: int
-
-
-@dataclass(frozen=True, slots=True)
-class Provenance:
-    kind: str
-    ref: str
-    test: str | None = None
-
-    def __str__(self) -> str:
-        return f"{self.kind}: {self.ref}" + (f" ({self.test})" if self.test else "")
-
-
-@dataclass(frozen=True, slots=True)
-class CassetteRef:
-    """Where a cassette-backed case's chunks come from (docs/cassettes.md)."""
-
-    #: As written in the case file, relative to the cassettes directory.
-    name: str
-    path: Path
-    interaction: int = 0
-    #: The wire family named in the case; None: detected from the recording.
-    family: str | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class CaseIdentity:
-    """What every case has, whatever its contract: who it is, what it covers, where it is."""
-
-    id: str
-    slug: str
-    title: str
-    taxonomy: str
-    level: str
-    category: str
-    provenance: tuple[Provenance, ...]
-    note: str | None
-    file: Path
-    line: int
-
-    @property
-    def where(self) -> str:
-        return f"{self.file}:{self.line}"
-
-
-@dataclass(frozen=True, slots=True)
-class Case(CaseIdentity):
-    """A normalizer case."""
-
-    chunks: tuple[Chunk, ...]
-    expected: Channels
-    whole: Channels | None
-    variants: tuple[Variant, ...]
-    #: The cassette the chunks were decoded from, if any.
-    cassette: CassetteRef | None = None
-    #: An unreviewed capture: every check is SKIP until it is accepted.
-    pending: bool = False
-
-    @property
-    def content(self) -> str | None:
-        """The whole-message content: every chunk's content joined (None if none had any)."""
-        parts = [c.content for c in self.chunks if c.content is not None]
-        return "".join(parts) if parts else None
-
-    @property
-    def reasoning(self) -> str | None:
-        """The whole-message reasoning: every chunk's reasoning joined (None if none had any)."""
-        parts = [c.reasoning for c in self.chunks if c.reasoning]
-        return "".join(parts) if parts else None
-
-    def expectation(self, options: Options) -> Expectation | str:
-        """The expectation under `options`, or the reason there is none (a SKIP)."""
-        if self.pending:
-            return PENDING_REVIEW
-        if not isinstance(options.delimiters, str):
-            return "custom delimiters: the corpus has no expectations for them (fuzz instead)"
-        values = {name: getattr(options, name) for name in OPTION_NAMES}
-        opt_in = [name for name in OPTION_NAMES if values[name] not in ENUMERATED[name]]
-        best: Variant | None = None
-        best_rank = (-1, -1)
-        for variant in self.variants:
-            if all(values[name] == value for name, value in variant.when.items()):
-                # A variant naming the opt-in values in force outranks one that does not,
-                # then the most specific wins; ties go to the first written.
-                rank = (sum(name in variant.when for name in opt_in), len(variant.when))
-                if rank > best_rank:
-                    best, best_rank = variant, rank
-        missing = [name for name in opt_in if best is None or name not in best.when]
-        if missing:
-            named = ", ".join(f"{name}={json.dumps(values[name])}" for name in missing)
-            return f"no expectation for {named}"
-        if best is None:
-            return Expectation(self.expected, self.whole or self.expected)
-        if best.undefined is not None:
-            return best.undefined
-        assert best.expected is not None  # the schema requires expected or undefined
-        return Expectation(best.expected, best.whole or best.expected, best.when)
-
-
-@dataclass(frozen=True, slots=True)
-class ContractCase(CaseIdentity):
-    """A case of another contract (docs/contracts.md): its input and expected output are
-    that contract's own shapes, which its module interprets."""
-
-    contract: str
-    input: Mapping[str, Any]
-    expected: Mapping[str, Any]
-    #: Contract cases are written inline: never decoded from a cassette, never pending.
-    cassette: None = None
-    pending: bool = False
-
-
-@dataclass(frozen=True, slots=True)
-class CaseFileError:
-    """A problem in a case file, at a line (1-based; 0 when the file as a whole)."""
-
-    file: Path
-    line: int
-    message: str
-
-    def __str__(self) -> str:
-        return f"{self.file}:{self.line}: {self.message}"
-
-
-@dataclass(frozen=True, slots=True)
-class Corpus:
-    cases: tuple[Case | ContractCase, ...]
-    errors: tuple[CaseFileError, ...]
-    files: tuple[Path, ...]
+__all__ = [
+    "LEVELS",
+    "PENDING_REVIEW",
+    "Case",
+    "CaseFileError",
+    "CaseIdentity",
+    "CassetteRef",
+    "ContractCase",
+    "Corpus",
+    "Derivation",
+    "Expectation",
+    "Provenance",
+    "Variant",
+    "bundled_cases_dir",
+    "case_from_mapping",
+    "load_corpus",
+    "load_file",
+    "schema",
+]
 
 
 @functools.cache

@@ -17,8 +17,15 @@ from typing import Any
 import yaml
 
 from conformance.corpus.cases import Case, CaseFileError, ContractCase, Corpus, Expectation
+from conformance.corpus.derive import derived_forms, proven_profiles
 from conformance.model.chunks import Channels
-from conformance.model.options import DEFAULT, ENUMERATED, Options, enumerated_profiles
+from conformance.model.options import (
+    DEFAULT,
+    ENUMERATED,
+    Options,
+    enumerated_profiles,
+    normalized,
+)
 from conformance.reference import join, normalize_stream, normalize_whole
 
 
@@ -71,6 +78,7 @@ def check_corpus(
             continue
         problems += _conservation(case)
         problems += _agreement(case, suggest=suggest)
+        problems += _derived_agreement(case)
     return sorted(problems, key=lambda p: (str(p.file), p.line))
 
 
@@ -219,11 +227,12 @@ def profiles_for(case: Case) -> list[Options]:
     """The option profiles a case's expectations must hold under: every enumerated
     combination, and each opt-in value a variant names combined with all of those."""
     base = list(enumerated_profiles())
+    # Values as Options holds them: hashable, a custom delimiters list included.
     opt_in = {
-        (name, value)
+        (name, normalized(name, value))
         for variant in case.variants
         for name, value in variant.when.items()
-        if value not in ENUMERATED[name]
+        if normalized(name, value) not in ENUMERATED[name]
     }
     out = dict.fromkeys(base)
     for size in range(1, len(opt_in) + 1):
@@ -273,14 +282,50 @@ def _agreement(case: Case, *, suggest: bool) -> Iterator[CaseFileError]:
         yield CaseFileError(case.file, line, message)
 
 
-def minimal_when(case: Case, options: Options, output: tuple[Channels, Channels]) -> dict[str, Any]:
+def _derived_agreement(case: Case) -> Iterator[CaseFileError]:
+    """Every derived expectation (SPEC 5.6) holds for the reference under the profile it was
+    derived for. A disagreement is an error in the case, the derivation or the reference."""
+    if case.pending:
+        return
+    reported: set[str] = set()
+    for options in proven_profiles():
+        forms = derived_forms(case, options)
+        for form in forms if not isinstance(forms, str) else ():
+            if form.derived is None or form.id in reported:
+                continue
+            expectation = form.expectation(options)
+            assert not isinstance(expectation, str)
+            stream, whole = reference_output(form, options)
+            if (stream, whole) == (expectation.stream, expectation.whole):
+                continue
+            reported.add(form.id)
+            yield CaseFileError(
+                case.file,
+                case.line,
+                f"{case.id}: derived case {form.id} ({form.derived.transform}) under "
+                f"{_describe(options.differences())}: the reference gives stream "
+                f"{stream.to_json()}, whole {whole.to_json()}; derived expectation "
+                f"{expectation.stream.to_json()}, whole {expectation.whole.to_json()}. "
+                "Add a variant for these options, or fix the reference",
+            )
+
+
+def minimal_when(
+    case: Case,
+    options: Options,
+    output: tuple[Channels, Channels],
+    within: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
     """The smallest set of option values, from those where `options` differs from the
-    default, under which the reference gives the same output."""
+    default, under which the reference gives the same output. With `within` (the `when` of
+    the variant selected now), only sets that hold more than it: a variant with such a
+    `when` outranks the selected one (section 5.5), where a smaller one might not."""
     differences = options.differences()
-    names = list(differences)
-    for size in range(len(names) + 1):
+    base = dict(within or {})
+    names = [name for name in differences if name not in base]
+    for size in range(0 if not base else 1, len(names) + 1):
         for subset in itertools.combinations(names, size):
-            when = {name: differences[name] for name in subset}
+            when = {**base, **{name: differences[name] for name in subset}}
             if reference_output(case, DEFAULT.updated(when)) == output:
                 return when
     return differences

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from conformance.contracts import all_checks
@@ -42,12 +42,21 @@ class Selection:
                 f"unknown check {', '.join(unknown)}; the checks are {', '.join(known)}"
             )
         matches = keyword_matcher(self.keyword) if self.keyword else None
+        # A derived case's ID (`K7QF~start.glued`, SPEC 5.6) selects its written case, and
+        # only that derived form of it.
+        derived: dict[str, list[str]] = {}
+        for wanted in self.ids:
+            base, sep, _ = wanted.partition("~")
+            if sep:
+                derived.setdefault(base, []).append(wanted)
         chosen = [
-            case
+            replace(case, only=tuple(derived[case.id]))
+            if case.id in derived and case.id not in self.ids and isinstance(case, Case)
+            else case
             for case in cases
             if (not self.categories or case.category in self.categories)
             and (not self.taxonomy or any(_entry_matches(case.taxonomy, t) for t in self.taxonomy))
-            and (not self.ids or case.id in self.ids)
+            and (not self.ids or case.id in self.ids or case.id in derived)
             and (not self.levels or case.level in self.levels)
             and (matches is None or matches(searchable(case)))
         ]

@@ -6,10 +6,12 @@ final channels must not change.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
+from typing import overload
 
 from conformance.model.chunks import Chunk
 from conformance.model.grammar import Grammar
+from conformance.transport.connections import StreamRequest
 
 
 def pieces(chunks: Sequence[Chunk]) -> list[tuple[str, str]]:
@@ -66,20 +68,44 @@ def cut_points(text: str, grammar: Grammar | None) -> list[int]:
     return sorted(points)
 
 
-def split_points(
-    chunks: Sequence[Chunk], grammar: Grammar | None = None
-) -> Iterator[tuple[int, list[Chunk]]]:
-    """Two-way splits of the content, each split point once, made lazily: the content runs
-    are joined, cut at the point, and native reasoning stays where it was. Without a grammar
-    every point is cut; with one, long runs are cut as `cut_points` says."""
-    runs = _runs(chunks)
-    offset = 0
-    for index, (name, text) in enumerate(runs):
-        if name != "content":
-            continue
-        for cut in cut_points(text, grammar):
-            out = [Chunk(**{n: t}) for n, t in runs[:index]]
-            out += [Chunk(content=text[:cut]), Chunk(content=text[cut:])]
-            out += [Chunk(**{n: t}) for n, t in runs[index + 1 :]]
-            yield offset + cut, out
-        offset += len(text)
+class SplitRequests(Sequence[StreamRequest]):
+    """The `splits` check's requests, one per split point, each made only when asked for.
+
+    A case of n characters has about n split points of n characters each: built at once they
+    take memory growing with n squared (a 40,000-character case took 4.6 GB). This sequence
+    holds the case once and makes each request on demand, so the runner can send and judge
+    them a batch at a time.
+    """
+
+    def __init__(self, chunks: Sequence[Chunk], grammar: Grammar | None = None) -> None:
+        self._runs = _runs(chunks)
+        #: Per request: (index of the content run, where the run starts overall, the cut).
+        self._cuts: list[tuple[int, int, int]] = []
+        offset = 0
+        for index, (name, text) in enumerate(self._runs):
+            if name == "content":
+                self._cuts += [(index, offset, cut) for cut in cut_points(text, grammar)]
+                offset += len(text)
+
+    def __len__(self) -> int:
+        return len(self._cuts)
+
+    @overload
+    def __getitem__(self, position: int) -> StreamRequest: ...
+    @overload
+    def __getitem__(self, position: slice) -> Sequence[StreamRequest]: ...
+
+    def __getitem__(self, position: int | slice) -> StreamRequest | Sequence[StreamRequest]:
+        if isinstance(position, slice):
+            return [self[i] for i in range(*position.indices(len(self)))]
+        index, _, cut = self._cuts[position]
+        text = self._runs[index][1]
+        out = [Chunk(**{n: t}) for n, t in self._runs[:index]]
+        out += [Chunk(content=text[:cut]), Chunk(content=text[cut:])]
+        out += [Chunk(**{n: t}) for n, t in self._runs[index + 1 :]]
+        return StreamRequest(out)
+
+    def point(self, position: int) -> int:
+        """The character offset (in the joined content) where request `position` cuts."""
+        _, offset, cut = self._cuts[position]
+        return offset + cut

@@ -24,7 +24,7 @@ from hypothesis.database import DirectoryBasedExampleDatabase, ExampleDatabase
 
 from conformance import strategies as cs
 from conformance.errors import UsageError
-from conformance.fuzz.found import record_found
+from conformance.fuzz.found import record_found, safe_label
 from conformance.fuzz.properties import (
     PropertyFailure,
     Target,
@@ -65,7 +65,7 @@ def open_database(location: str | None) -> ExampleDatabase | None:
 
 
 @dataclass(frozen=True, slots=True)
-class Job:
+class FuzzJob:
     """One property against one implementation, in a worker process of its own."""
 
     spec: ImplementationSpec
@@ -78,7 +78,7 @@ class Job:
     timeout: float
 
 
-def _run_job(job: Job) -> tuple[Job, FuzzResult]:
+def _run_job(job: FuzzJob) -> tuple[FuzzJob, FuzzResult]:
     connection = connect(job.spec, timeout=job.timeout)
     try:
         target = Target(connection, Options.from_mapping(connection.info.options))
@@ -97,7 +97,7 @@ def _run_job(job: Job) -> tuple[Job, FuzzResult]:
     return job, result
 
 
-def run_jobs(jobs: list[Job], workers: int) -> Iterator[tuple[Job, FuzzResult]]:
+def run_jobs(jobs: list[FuzzJob], workers: int) -> Iterator[tuple[FuzzJob, FuzzResult]]:
     """Run the jobs on `workers` processes, yielding each as it finishes. Processes are
     spawned, not forked: a fork would copy the parent's pipes to its implementations."""
     with ProcessPoolExecutor(max_workers=workers, mp_context=get_context("spawn")) as pool:
@@ -144,8 +144,7 @@ class SmallestFound:
     """Keeps the smallest counterexample of one property as a case file: shrinking ends on
     the minimal one, and a later, larger failure does not overwrite it."""
 
-    label: str
-    spec: str
+    spec: ImplementationSpec
     prop: str
     options: Options
     directory: Path
@@ -157,10 +156,10 @@ class SmallestFound:
         if self.size is not None and size >= self.size:
             return
         self.size = size
-        for old in self.directory.glob(f"{self.label}-{self.prop}-*.yaml"):
+        for old in self.directory.glob(f"{safe_label(self.spec.label)}-{self.prop}-*.yaml"):
             old.unlink()
         result = FuzzResult(self.prop, Verdict.FAIL, 1, 0.0, 0, failure.example.reason, example)
-        record_found(result, self.label, self.spec, self.options, set(), self.directory)
+        record_found(result, self.spec, self.options, set(), self.directory)
 
 
 @dataclass(frozen=True, slots=True)
@@ -191,8 +190,6 @@ def environment_tests(names: list[str]) -> dict[str, Callable[..., None]]:
     env = target_from_environment()
     tests = {}
     for name in names:
-        record = SmallestFound(
-            env.spec.label, env.spec.spec, name, env.target.options, env.found_dir
-        )
+        record = SmallestFound(env.spec, name, env.target.options, env.found_dir)
         tests[f"test_{name}"] = property_test(name, env.target, found=record)
     return tests

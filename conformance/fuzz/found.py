@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import random
+import re
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
@@ -16,7 +17,8 @@ from conformance.corpus.casegen import (
     render_case_file,
 )
 from conformance.model.options import Options, is_enumerated
-from conformance.model.results import FuzzResult
+from conformance.model.results import FuzzResult, Verdict
+from conformance.transport.spec import ImplementationSpec
 
 
 def _found_file(
@@ -94,30 +96,35 @@ def found_contract_case(
     )
 
 
+def safe_label(label: str) -> str:
+    """`label` as one file-name component: no separators, no `..`, nothing hidden."""
+    name = re.sub(r"[^A-Za-z0-9._-]+", "_", label).strip("._")
+    return name or "impl"
+
+
 def write_found(directory: Path, label: str, case_id: str, text: str, prop: str) -> Path:
     directory.mkdir(parents=True, exist_ok=True)
-    path = directory / f"{label}-{prop}-{case_id}.yaml"
+    path = directory / f"{safe_label(label)}-{prop}-{case_id}.yaml"
     path.write_text(text, "utf-8")
     return path
 
 
 def record_found(
     result: FuzzResult,
-    label: str,
-    spec: str,
+    spec: ImplementationSpec,
     options: Options,
     taken: set[str],
     directory: Path,
 ) -> FuzzResult:
-    """Write the case file of a result's counterexample (if it has one) into `directory`,
+    """Write the case file of a failure's counterexample into `directory`, and only there,
     and return the result naming it; `taken` gains the new case ID."""
     example = result.counterexample
-    if example is None:
+    if result.verdict not in (Verdict.FAIL, Verdict.ERROR) or example is None:
         return result
     if "contract" in example:
-        case_id, text = found_contract_case(result, label, spec, taken)
+        case_id, text = found_contract_case(result, spec.label, spec.spec, taken)
     else:
-        case_id, text = found_case(result, label, spec, options, taken)
+        case_id, text = found_case(result, spec.label, spec.spec, options, taken)
     taken.add(case_id)
-    path = write_found(directory, label, case_id, text, result.property)
+    path = write_found(directory, spec.label, case_id, text, result.property)
     return dataclasses.replace(result, case_file=str(path))

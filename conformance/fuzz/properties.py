@@ -28,11 +28,13 @@ from conformance.model.results import NORMALIZER_PROPERTIES, FuzzResult, Verdict
 from conformance.reference import join, normalize_stream, normalize_whole
 from conformance.transport.connections import (
     Connection,
+    Ok,
     OpRequest,
     Reply,
     StreamRequest,
     WholeRequest,
 )
+from conformance.transport.connections import Unsupported as UnsupportedReply
 
 #: Examples per Hypothesis run; a time budget runs slices of this size until time is up.
 SLICE = 250
@@ -113,14 +115,13 @@ class Target:
     def op(self, name: str, method: str, payload: dict[str, Any]) -> dict[str, Any]:
         """Another contract's op; raises Unsupported when the implementation has none."""
         reply = self.connection.send([OpRequest(name, payload, method)])[0]
-        if reply.unsupported is not None:
-            raise Unsupported(reply.unsupported)
-        if reply.timeout or reply.error is not None:
-            what = "no reply in time" if reply.timeout else reply.error
+        if isinstance(reply, UnsupportedReply):
+            raise Unsupported(reply.message)
+        if not isinstance(reply, Ok):
             raise PropertyFailure(
                 Counterexample(
                     [],
-                    f"the implementation failed: {what}",
+                    f"the implementation failed: {reply.reason}",
                     error=True,
                     contract=name,
                     payload=payload,
@@ -133,11 +134,10 @@ class Unsupported(Exception):
     """The implementation does not answer this contract's op: the property is SKIP."""
 
 
-def _answer(reply: Reply, chunks: list[dict[str, Any]]) -> Reply:
-    if reply.timeout or reply.error is not None or reply.unsupported is not None:
-        what = "no reply in time" if reply.timeout else reply.error or reply.unsupported
+def _answer(reply: Reply, chunks: list[dict[str, Any]]) -> Ok:
+    if not isinstance(reply, Ok):
         raise PropertyFailure(
-            Counterexample(chunks, f"the implementation failed: {what}", error=True)
+            Counterexample(chunks, f"the implementation failed: {reply.reason}", error=True)
         )
     return reply
 

@@ -18,6 +18,10 @@ PRESETS: dict[str, tuple[tuple[str, str], ...]] = {
         (f"<{name}>", f"</{name}>")
         for name in ("think", "thinking", "thought", "reasoning", "reflection")
     ),
+    # The one pair most normalizers know (vLLM's and SGLang's parsers, the Vercel AI SDK's
+    # default tagName, LiteLLM's stream iterators): declaring it judges them on their bugs,
+    # not on `<thinking>`, a name they never chose to recognise.
+    "think_only": (("<think>", "</think>"),),
     "bracket": (("[THINK]", "[/THINK]"),),
     "kimi": (("\u25c1think\u25b7", "\u25c1/think\u25b7"),),
 }

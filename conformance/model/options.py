@@ -82,6 +82,14 @@ class Options:
         return {name: value for name, value in data.items() if value != default[name]}
 
 
+def normalized(name: str, value: Any) -> Any:
+    """A JSON-shaped option value as an `Options` field holds it (a delimiters list as a
+    tuple of pairs), for comparing a case's `when` with a profile."""
+    if name == "delimiters" and isinstance(value, list | tuple):
+        return _pairs(value)
+    return value
+
+
 def _checked(name: str, value: Any) -> Any:
     if name == "delimiters" and isinstance(value, list | tuple):
         return _pairs(value)

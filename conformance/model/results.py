@@ -87,6 +87,12 @@ class CaseResult:
     expectation: Mapping[str, str] | None = None
     #: The case's one-line title, so reports can say what a case is about without the corpus.
     title: str = ""
+    #: For each text kept only in part (its start and end; see engine/excerpts.py), the whole
+    #: text's length and SHA-256, so a long reply is still identified exactly.
+    digests: Mapping[str, Mapping[str, Any]] | None = None
+    #: For a derived case (SPEC 5.6): the written case it comes from and the transform,
+    #: `{"from": ID, "transform": text}`.
+    derived: Mapping[str, str] | None = None
 
     def to_json(self) -> dict[str, Any]:
         data: dict[str, Any] = {
@@ -107,6 +113,8 @@ class CaseResult:
             "holdback",
             "stderr",
             "expectation",
+            "digests",
+            "derived",
         ):
             value = getattr(self, name)
             if value not in (None, ""):
@@ -185,6 +193,8 @@ class ImplementationRun:
     failure: str | None = None
     #: Fuzzing properties, when the run fuzzed.
     fuzz: list[FuzzResult] = field(default_factory=list)
+    #: Selected checks (or properties) never run, because the session stopped early.
+    not_run: int = 0
 
     @property
     def summary(self) -> dict[str, int]:
@@ -195,6 +205,7 @@ class ImplementationRun:
     def ok(self) -> bool:
         return (
             self.failure is None
+            and self.not_run == 0
             and all(result.verdict.ok for result in self.results)
             and all(result.verdict.ok for result in self.fuzz)
         )
@@ -210,10 +221,18 @@ class Run:
     implementations: list[ImplementationRun]
     selection: Mapping[str, Any] = field(default_factory=dict)
     duration: float = 0.0
+    #: Why the session stopped before running everything (a signal, the time budget).
+    stopped: str | None = None
+    #: Run-level problems: case files that failed to load, implementations that judged nothing.
+    problems: list[str] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
-        return all(run.ok for run in self.implementations)
+        return (
+            self.stopped is None
+            and not self.problems
+            and all(run.ok for run in self.implementations)
+        )
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -229,9 +248,12 @@ class Run:
                     "summary": run.summary,
                     "results": [result.to_json() for result in run.results],
                     **({"fuzz": [result.to_json() for result in run.fuzz]} if run.fuzz else {}),
+                    **({"not_run": run.not_run} if run.not_run else {}),
                 }
                 for run in self.implementations
             ],
+            **({"stopped": self.stopped} if self.stopped else {}),
+            **({"problems": list(self.problems)} if self.problems else {}),
         }
 
     @classmethod
@@ -243,7 +265,11 @@ class Run:
             )
             results = [CaseResult.from_json(r) for r in entry["results"]]
             fuzz = [FuzzResult.from_json(r) for r in entry.get("fuzz", ())]
-            implementations.append(ImplementationRun(info, results, entry.get("failure"), fuzz))
+            implementations.append(
+                ImplementationRun(
+                    info, results, entry.get("failure"), fuzz, entry.get("not_run", 0)
+                )
+            )
         return cls(
             harness_version=data["harness_version"],
             spec_version=data["spec_version"],
@@ -251,4 +277,6 @@ class Run:
             implementations=implementations,
             selection=data.get("selection", {}),
             duration=data.get("duration", 0.0),
+            stopped=data.get("stopped"),
+            problems=list(data.get("problems", ())),
         )

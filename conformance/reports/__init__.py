@@ -1,7 +1,7 @@
 """Reports of a run: results.json, report.md, report.html and junit.xml.
 
-Each format is one module with `render(run) -> str` and `write(run, directory) -> Path`. They
-read a `Run` and nothing else: no runner, no CLI.
+Each format is one module with `FILENAME` and `render(run) -> str`. They read a `Run` and
+nothing else: no runner, no CLI. Writing them is done here, once for all formats.
 """
 
 from __future__ import annotations
@@ -11,16 +11,22 @@ from pathlib import Path
 from conformance.model.results import Run
 
 from . import _html, _json, _junit, _markdown
+from ._files import write_atomically
 from ._json import ResultsFileError, load_results
 
-WRITERS = (_json.write, _markdown.write, _html.write, _junit.write)
+FORMATS = (_json, _markdown, _html, _junit)
 
 
 def write_reports(run: Run, directory: Path) -> list[Path]:
     """Write all four reports into `directory` (created if missing); return their paths."""
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
-    return [write(run, directory) for write in WRITERS]
+    paths = []
+    for module in FORMATS:
+        path = directory / module.FILENAME
+        write_atomically(path, module.render(run))
+        paths.append(path)
+    return paths
 
 
-__all__ = ["ResultsFileError", "load_results", "write_reports"]
+__all__ = ["FORMATS", "ResultsFileError", "load_results", "write_atomically", "write_reports"]

@@ -96,10 +96,18 @@ def case_rows(run: Run) -> dict[str, list[CaseRow]]:
 
 def header_line(run: Run) -> str:
     """Harness and spec version, when and how long, as one line of plain text."""
-    return (
+    line = (
         f"harness {run.harness_version} · spec {run.spec_version} · started {run.started}"
         f" · {run.duration:.1f} s"
     )
+    # A run that stopped early or had run-level problems must say so first: its counts alone
+    # would read as a clean bill of health.
+    not_run = sum(impl.not_run for impl in run.implementations)
+    if run.stopped:
+        line += f" · INCOMPLETE: {run.stopped}; {not_run} selected checks not run"
+    for problem in run.problems:
+        line += f" · PROBLEM: {problem}"
+    return line
 
 
 def format_selection(selection: Mapping[str, Any]) -> str:

@@ -14,6 +14,7 @@ from jsonschema.exceptions import best_match
 from conformance.model.results import Run
 
 from ..errors import ConformanceError
+from ._files import write_atomically
 from ._visible import one_line
 
 FILENAME = "results.json"
@@ -42,7 +43,7 @@ def render(run: Run) -> str:
 
 def write(run: Run, directory: Path) -> Path:
     path = directory / FILENAME
-    path.write_text(render(run), "utf-8")
+    write_atomically(path, render(run))
     return path
 
 

@@ -1,4 +1,4 @@
-"""One `conformance fuzz`: each implementation x each property -> found cases -> reports."""
+"""`conformance fuzz` as a session: each implementation x each property -> found cases."""
 
 from __future__ import annotations
 
@@ -12,16 +12,22 @@ from conformance.contracts import fuzz_properties
 from conformance.corpus.cases import load_corpus
 from conformance.corpus.check import load_retired
 from conformance.errors import UsageError
-from conformance.fuzz.campaign import Job, job_seconds, open_database, run_jobs
+from conformance.fuzz.campaign import FuzzJob, job_seconds, open_database, run_jobs
 from conformance.fuzz.found import record_found
 from conformance.fuzz.properties import Target, run_property
 from conformance.model.options import Options
-from conformance.model.results import FuzzResult, ImplementationRun, Verdict
-from conformance.session.run import exit_status, finish, implementation_specs, open_connection
+from conformance.model.results import FuzzResult, ImplementationInfo, Verdict
+from conformance.session.events import Handler
+from conformance.session.orchestrator import Context, Job, Session, SessionSettings
+from conformance.session.run import implementation_specs
+from conformance.transport.connections import Connection, Error, Reply, Request
+from conformance.transport.impls import connect
 from conformance.transport.spec import ImplementationSpec
 
 DEFAULT_EXAMPLES = 500
 DEFAULT_DATABASE = ".hypothesis/conformance"
+#: How the subprocess transport words a connection it stopped restarting (transport/subprocess).
+GAVE_UP = "gave up after"
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,23 +42,42 @@ class FuzzSettings:
     seed: int | None = None
     #: A directory or a redis:// URL, shared between runs and machines, or None for none.
     database: str | None = DEFAULT_DATABASE
-    #: Processes to fuzz in: (implementation, property) jobs are spread over them.
+    #: Processes to fuzz in: each implementation's properties are spread over them.
     workers: int = 1
-    report_dir: Path | None = Path("reports")
+    report_dir: Path | None = Path("reports") / "fuzz"
     timeout: float = 5.0
+    #: A hard limit for the whole session (what is not fuzzed by then is reported not run).
+    budget: float | None = None
+    allow_unjudged: bool = False
 
 
-def execute_fuzz(
-    settings: FuzzSettings,
-    *,
-    echo: Callable[..., None],
-    progress: Callable[[str], None] | None = None,
+class _Watched:
+    """A connection that notices when its transport has given up on the implementation:
+    from then on every reply is the same error, and fuzzing it only shrinks noise."""
+
+    def __init__(self, connection: Connection) -> None:
+        self.connection = connection
+        self.info: ImplementationInfo = connection.info
+        self.lost: str | None = None
+
+    def send(self, requests: Sequence[Request]) -> list[Reply]:
+        replies = self.connection.send(requests)
+        for reply in replies:
+            if isinstance(reply, Error) and reply.message.startswith(GAVE_UP):
+                self.lost = reply.message
+        return replies
+
+    def close(self) -> None:
+        self.connection.close()
+
+
+def fuzz_session(
+    settings: FuzzSettings, handlers: Sequence[Handler], *, echo: Callable[..., None]
 ) -> int:
     known = fuzz_properties()
     unknown = sorted(set(settings.properties) - set(known))
     if unknown:
         raise UsageError(f"unknown property {unknown[0]!r}; the properties are {', '.join(known)}")
-    started = time.perf_counter()
     specs = implementation_specs(settings.impls, settings.option_sets)
     seed = settings.seed if settings.seed is not None else random.randrange(2**32)
     echo(f"fuzzing with seed {seed} (replay exactly: --seed {seed} --database none)")
@@ -61,60 +86,43 @@ def execute_fuzz(
     for directory in settings.case_dirs:
         if directory.is_dir():
             taken |= load_retired(directory)
-    found_dir = (settings.report_dir or Path("reports")) / "found"
-    jobs = len(specs) * len(settings.properties)
-    share = job_seconds(settings.seconds, jobs, settings.workers)
+    found_dir = (settings.report_dir or Path("reports") / "fuzz") / "found"
+    share = job_seconds(settings.seconds, len(specs) * len(settings.properties), settings.workers)
     database = open_database(settings.database)
 
-    def done(run: ImplementationRun, spec: ImplementationSpec, result: FuzzResult) -> None:
-        """Record a finished property: its found case written, its line printed."""
-        if result.verdict in (Verdict.FAIL, Verdict.ERROR):
-            options = Options.from_mapping(run.info.options)
-            result = record_found(result, spec.label, spec.spec, options, taken, found_dir)
-        run.fuzz.append(result)
-        rate = result.examples / result.seconds if result.seconds else 0.0
-        line = (
-            f"{spec.label}: {result.property}: {result.verdict.value} after "
-            f"{result.examples} examples ({rate:.0f}/s)"
-        )
-        echo(line + (f": {result.reason}" if result.reason else ""))
-        if result.case_file:
-            echo(f"  minimal case written to {result.case_file}")
-
-    runs: list[ImplementationRun] = []
-    pending: list[Job] = []
-    by_label: dict[str, tuple[ImplementationRun, ImplementationSpec]] = {}
-    for spec in specs:
-        connection = open_connection(
-            spec, timeout=settings.timeout, validate_protocol=False, echo=echo
-        )
-        if isinstance(connection, ImplementationRun):
-            runs.append(connection)
-            continue
-        run = ImplementationRun(connection.info)
-        runs.append(run)
-        by_label[spec.label] = run, spec
-        if settings.workers > 1:  # the workers connect for themselves
-            connection.close()
-            pending += [
-                Job(
-                    spec,
-                    name,
-                    settings.max_examples,
-                    seed,
-                    settings.database,
-                    share,
-                    settings.timeout,
-                )
-                for name in settings.properties
-            ]
-            continue
-        target = Target(connection, Options.from_mapping(connection.info.options))
-        try:
+    def job(spec: ImplementationSpec) -> Job:
+        def work(connection: Connection, context: Context) -> None:
+            watched = _Watched(connection)
+            options = Options.from_mapping(connection.info.options)
+            if settings.workers > 1:
+                # Each worker connects for itself; this connection only told the options.
+                connection.close()
+                jobs = [
+                    FuzzJob(
+                        spec,
+                        name,
+                        settings.max_examples,
+                        seed,
+                        settings.database,
+                        _within(share, context.deadline),
+                        settings.timeout,
+                    )
+                    for name in settings.properties
+                ]
+                results = {r.property: r for _, r in run_jobs(jobs, settings.workers)}
+                for name in settings.properties:  # in order, whichever worker finished first
+                    result = results[name]
+                    context.emit(record_found(result, spec, options, taken, found_dir))
+                return
+            target = Target(watched, options)
             for name in settings.properties:
-                if progress is not None:
-                    progress(f"{spec.label}: {name} ...")
+                if watched.lost is not None:
+                    reason = f"not fuzzed: the connection was lost ({watched.lost})"
+                    context.emit(FuzzResult(name, Verdict.ERROR, 0, 0.0, seed, reason))
+                    continue
                 deadline = time.monotonic() + share if share is not None else None
+                if context.deadline is not None:
+                    deadline = min(deadline or context.deadline, context.deadline)
                 result = run_property(
                     name,
                     target,
@@ -124,15 +132,21 @@ def execute_fuzz(
                     key=f"{spec.label}/{name}".encode(),
                     deadline=deadline,
                 )
-                if progress is not None:
-                    progress("")
-                done(run, spec, result)
-        finally:
-            connection.close()
-    for job, result in run_jobs(pending, settings.workers) if pending else ():
-        done(*by_label[job.spec.label], result)
-    for run in runs:  # in the order of the properties, whichever worker finished first
-        run.fuzz.sort(key=lambda result: settings.properties.index(result.property))
+                if watched.lost is not None:
+                    # What Hypothesis shrank is the dead connection, not a bug of the input.
+                    reason = f"the connection was lost during fuzzing: {watched.lost}"
+                    result = FuzzResult(
+                        name, Verdict.ERROR, result.examples, result.seconds, seed, reason
+                    )
+                else:
+                    result = record_found(result, spec, options, taken, found_dir)
+                context.emit(result)
+
+        def opened() -> Connection:
+            return connect(spec, timeout=settings.timeout, validate_protocol=False)
+
+        return Job(spec, len(settings.properties), work, opened)
+
     selection = {
         "fuzz": {
             "properties": list(settings.properties),
@@ -142,5 +156,30 @@ def execute_fuzz(
             "workers": settings.workers,
         }
     }
-    run = finish(runs, selection, started, settings.report_dir, echo)
-    return exit_status(run, usage_problems=False)
+    session = Session(
+        [job(spec) for spec in specs],
+        SessionSettings(
+            selection=selection, budget=settings.budget, allow_unjudged=settings.allow_unjudged
+        ),
+        handlers,
+        echo=echo,
+    )
+    return session.run().status
+
+
+def _within(share: float | None, deadline: float | None) -> float | None:
+    """A job's seconds: its share of the time budget, no later than the session's deadline."""
+    left = None if deadline is None else max(deadline - time.monotonic(), 0.0)
+    if share is None or left is None:
+        return share if left is None else left
+    return min(share, left)
+
+
+def execute_fuzz(
+    settings: FuzzSettings, *, echo: Callable[..., None], handlers: Sequence[Handler] = ()
+) -> int:
+    """`conformance fuzz`: the standard handlers plus `handlers`; returns the exit status."""
+    from conformance.session import standard_handlers
+
+    standard = standard_handlers(settings.report_dir, echo)
+    return fuzz_session(settings, [*standard, *handlers], echo=echo)

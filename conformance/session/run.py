@@ -1,32 +1,40 @@
-"""One `conformance run`: corpus -> selection -> each implementation -> reports -> exit status."""
+"""`conformance run` as a session: corpus -> selection -> each implementation -> reports."""
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
-
-from tabulate import tabulate
 
 from conformance.corpus.cases import load_corpus
 from conformance.corpus.expectations import expected_failures_for
 from conformance.corpus.select import Selection
-from conformance.engine.runner import new_run, run_implementation
-from conformance.errors import ImplementationStartError, UsageError
-from conformance.model.results import (
-    CaseResult,
-    ImplementationInfo,
-    ImplementationRun,
-    Run,
-    Verdict,
+from conformance.engine.plans import result_count
+from conformance.engine.runner import run_implementation
+from conformance.errors import UsageError
+from conformance.session.events import Finished, Handler
+from conformance.session.orchestrator import (
+    EXIT_FAILED,
+    EXIT_OK,
+    EXIT_USAGE,
+    Context,
+    Job,
+    Session,
+    SessionSettings,
 )
 from conformance.transport.connections import Connection
 from conformance.transport.impls import connect
 from conformance.transport.spec import ImplementationSpec, parse_impl, parse_options
 
-EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+__all__ = [
+    "EXIT_FAILED",
+    "EXIT_OK",
+    "EXIT_USAGE",
+    "RunSettings",
+    "execute",
+    "implementation_specs",
+    "run_session",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,6 +47,8 @@ class RunSettings:
     expectations_dir: Path | None
     timeout: float
     validate_protocol: bool
+    budget: float | None = None
+    allow_unjudged: bool = False
 
 
 def implementation_specs(
@@ -72,120 +82,65 @@ def implementation_specs(
     ]
 
 
-def open_connection(
-    spec: ImplementationSpec,
-    *,
-    timeout: float,
-    validate_protocol: bool,
-    echo: Callable[..., None],
-) -> Connection | ImplementationRun:
-    """A live connection, or, when the implementation cannot start, its failed run."""
+def run_session(
+    settings: RunSettings, handlers: Sequence[Handler], *, echo: Callable[..., None]
+) -> Finished:
+    """The corpus against each implementation; events go to `handlers`."""
+    specs = implementation_specs(settings.impls, settings.option_sets)
+    corpus = load_corpus(settings.case_dirs)
+    # Case-file errors come first and name file:line; an empty selection that is only empty
+    # because files failed to load is their consequence, not a usage error of its own.
+    problems = [str(problem) for problem in corpus.errors]
+    for problem in problems:
+        echo(problem, err=True)
     try:
-        return connect(spec, timeout=timeout, validate_protocol=validate_protocol)
-    except ImplementationStartError as error:
-        echo(f"error: {error}", err=True)
-        info = ImplementationInfo(
-            spec.label, spec.label, "unknown", "unknown", dict(spec.options or {}), spec.spec
-        )
-        return ImplementationRun(info, failure=str(error))
+        cases = settings.selection.apply(corpus.cases)
+    except UsageError:
+        if not problems:
+            raise
+        cases = []
+    checks = settings.selection.checks
+    total = result_count(cases, checks)
 
+    def job(spec: ImplementationSpec) -> Job:
+        expected = expected_failures_for(settings.expectations_dir, spec.label)
 
-def finish(
-    runs: list[ImplementationRun],
-    selection: Mapping[str, Any],
-    started: float,
-    report_dir: Path | None,
-    echo: Callable[..., None],
-) -> Run:
-    """The run's summary on the terminal and its reports on disk."""
-    run = new_run(runs, dict(selection))
-    run.duration = time.perf_counter() - started
-    echo(summary_table(run))
-    if report_dir is not None:
-        from conformance.reports import write_reports
+        def work(connection: Connection, context: Context) -> None:
+            run_implementation(
+                connection,
+                cases,
+                checks=checks,
+                expected_failures=expected,
+                on_result=context.emit,
+                stop=context.stopping,
+            )
 
-        for path in write_reports(run, report_dir):
-            echo(f"wrote {path}")
-    return run
+        def opened() -> Connection:
+            return connect(
+                spec, timeout=settings.timeout, validate_protocol=settings.validate_protocol
+            )
 
+        return Job(spec, total, work, opened)
 
-def exit_status(run: Run, *, usage_problems: bool) -> int:
-    if usage_problems or any(impl.failure for impl in run.implementations):
-        return EXIT_USAGE
-    return EXIT_OK if run.ok else EXIT_FAILED
+    session = Session(
+        [job(spec) for spec in specs],
+        SessionSettings(
+            selection=settings.selection.to_json(),
+            budget=settings.budget,
+            allow_unjudged=settings.allow_unjudged,
+            problems=problems,
+        ),
+        handlers,
+        echo=echo,
+    )
+    return session.run()
 
 
 def execute(
-    settings: RunSettings,
-    *,
-    echo: Callable[..., None],
-    progress: Callable[[str], None] | None = None,
+    settings: RunSettings, *, echo: Callable[..., None], handlers: Sequence[Handler] = ()
 ) -> int:
-    started = time.perf_counter()
-    specs = implementation_specs(settings.impls, settings.option_sets)
-    corpus = load_corpus(settings.case_dirs)
-    cases = settings.selection.apply(corpus.cases)
-    runs: list[ImplementationRun] = []
-    for spec in specs:
-        expected = expected_failures_for(settings.expectations_dir, spec.label)
-        connection = open_connection(
-            spec, timeout=settings.timeout, validate_protocol=settings.validate_protocol, echo=echo
-        )
-        if isinstance(connection, ImplementationRun):
-            runs.append(connection)
-            continue
-        total = len(cases) * len(settings.selection.checks)
-        done = 0
+    """`conformance run`: the standard handlers plus `handlers`; returns the exit status."""
+    from conformance.session import standard_handlers
 
-        def tick(result: CaseResult, label: str = spec.label, total: int = total) -> None:
-            nonlocal done
-            done += 1
-            if progress is not None and (done % 50 == 0 or done == total):
-                progress(f"{label}: {done}/{total} checks")
-
-        try:
-            runs.append(
-                run_implementation(
-                    connection,
-                    cases,
-                    checks=settings.selection.checks,
-                    expected_failures=expected,
-                    on_result=tick,
-                )
-            )
-        finally:
-            connection.close()
-        if progress is not None:
-            progress("")
-    for problem in corpus.errors:
-        echo(str(problem), err=True)
-    run = finish(runs, settings.selection.to_json(), started, settings.report_dir, echo)
-    return exit_status(run, usage_problems=bool(corpus.errors))
-
-
-def summary_table(run: Run) -> str:
-    shown = [v for v in Verdict if any(r.summary[v.value] for r in run.implementations)]
-    rows = []
-    for impl in run.implementations:
-        status = "cannot start" if impl.failure else ("ok" if impl.ok else "FAILED")
-        rows.append(
-            [impl.info.label, impl.info.version, *(impl.summary[v.value] for v in shown), status]
-        )
-    headers = ["implementation", "version", *(v.value for v in shown), "status"]
-    fuzz = [
-        [
-            impl.info.label,
-            result.property,
-            result.verdict.value,
-            result.examples,
-            f"{result.seconds:.1f} s",
-        ]
-        for impl in run.implementations
-        for result in impl.fuzz
-    ]
-    parts = [tabulate(rows, headers=headers)]
-    if fuzz:
-        parts.append(
-            tabulate(fuzz, headers=["implementation", "property", "verdict", "examples", "time"])
-        )
-    return "\n\n".join(parts) + f"\n({run.duration:.2f} s)"
+    standard = standard_handlers(settings.report_dir, echo)
+    return run_session(settings, [*standard, *handlers], echo=echo).status

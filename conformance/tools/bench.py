@@ -35,7 +35,9 @@ from conformance.tools.document import cut, realistic_document
 from conformance.transport.connections import (
     Connection,
     InProcessConnection,
+    Ok,
     StreamRequest,
+    Timeout,
     stream_reply,
 )
 
@@ -213,8 +215,8 @@ def _in_process(connection: InProcessConnection) -> Runner:
         if deltas is None:
             return seconds, None
         reply = stream_reply(deltas, len(chunks))
-        if reply.deltas is None:
-            raise BenchFailure(reply.error or "no deltas")
+        if not isinstance(reply, Ok) or reply.deltas is None:
+            raise BenchFailure(getattr(reply, "reason", "no deltas"))
         return seconds, reply.deltas
 
     return run
@@ -226,10 +228,10 @@ def _through_protocol(connection: Connection) -> Runner:
         started = time.perf_counter()
         (reply,) = connection.send([request])
         seconds = time.perf_counter() - started
-        if reply.deltas is None:
-            if reply.timeout:
-                raise BenchFailure("no reply within the timeout (raise it with --timeout)")
-            raise BenchFailure(reply.error or f"unsupported: {reply.unsupported}")
+        if not isinstance(reply, Ok):
+            hint = " (raise it with --timeout)" if isinstance(reply, Timeout) else ""
+            raise BenchFailure(reply.reason + hint)
+        assert reply.deltas is not None
         return seconds, reply.deltas
 
     return run

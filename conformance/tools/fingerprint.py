@@ -29,11 +29,9 @@ import itertools
 import json
 import re
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
-
-from tabulate import tabulate
 
 from conformance.model.chunks import Channels, Chunk
 from conformance.model.grammar import PRESETS
@@ -41,7 +39,14 @@ from conformance.model.judge import compare
 from conformance.model.options import CHOICES, DEFAULT, OPTION_NAMES, Options, Pairs
 from conformance.model.results import ImplementationInfo, Verdict
 from conformance.reference import join, normalize_stream
-from conformance.transport.connections import Connection, Reply, StreamRequest
+from conformance.tools.fingerprint_probes import (
+    KNOWN_PAIRS,
+    PROBES,
+    Probe,
+    _pair_probe_name,
+    _stream,
+)
+from conformance.transport.connections import Connection, Ok, Reply, StreamRequest
 
 #: Every probe agrees with some value, but no single value agrees with all of them.
 INCONSISTENT = "inconsistent"
@@ -54,20 +59,6 @@ NOT_FOUND = (INCONSISTENT, NONE, UNDETERMINED)
 #: The order options are decided in. Delimiter probes begin with an open delimiter, which
 #: makes them independent of start_in_reasoning; the delimiters found build the other probes.
 ORDER = ("delimiters", "start_in_reasoning", "unclosed_at_end", "native_with_tags", "matching")
-
-#: Every delimiter pair of the named grammars, in a fixed order: one probe each.
-KNOWN_PAIRS: Pairs = tuple(dict.fromkeys(pair for pairs in PRESETS.values() for pair in pairs))
-
-
-Stream = tuple[Chunk, ...]
-
-
-@dataclass(frozen=True, slots=True)
-class Probe:
-    """One discriminating input: a stream, and what it is about."""
-
-    name: str
-    chunks: Stream
 
 
 @dataclass(frozen=True, slots=True)
@@ -181,88 +172,6 @@ class Fingerprint:
         }
 
 
-# --- probes -----------------------------------------------------------------------------------
-
-
-def _stream(delimiters: Sequence[str], *items: str | tuple[str | None, str | None]) -> Stream:
-    """Chunks from strings (content) and (content, reasoning) pairs, with every delimiter of
-    `delimiters` a chunk of its own, as a model's stream delivers it (one token). Native
-    reasoning stays with the first piece of its chunk, so the tagged sequence (SPEC.md 4.3)
-    is the same as the items'."""
-    alternatives = "|".join(re.escape(d) for d in sorted(delimiters, key=len, reverse=True))
-    pattern = re.compile(f"({alternatives})")
-    chunks: list[Chunk] = []
-    for item in items:
-        content, reasoning = (item, None) if isinstance(item, str) else item
-        pieces = [piece for piece in pattern.split(content or "") if piece] or [content]
-        chunks.append(Chunk(pieces[0], reasoning))
-        chunks.extend(Chunk(piece) for piece in pieces[1:])
-    return tuple(chunks)
-
-
-def _blanked(delimiter: str) -> str:
-    """A blank after the first character (and after a `/` there) and before the last:
-    `</think>` -> `</ think >`. Tolerant matching accepts it wherever blanks are allowed."""
-    if len(delimiter) < 3:
-        return delimiter
-    head, middle, last = delimiter[0], delimiter[1:-1], delimiter[-1]
-    if middle.startswith("/"):
-        return f"{head}/ {middle[1:]} {last}"
-    return f"{head} {middle} {last}"
-
-
-def delimiter_probes(context: Options) -> list[Probe]:
-    # The open delimiter first: inside or outside at the start, it leads to the same state.
-    return [
-        Probe(_pair_probe_name(pair), _stream(pair, _pair_probe_name(pair))) for pair in KNOWN_PAIRS
-    ]
-
-
-def matching_probes(context: Options) -> list[Probe]:
-    o, c = context.pairs[0]
-    upper, blank = (o.swapcase(), c.swapcase()), (_blanked(o), _blanked(c))
-    return [
-        Probe("case changed", _stream(upper, f"{upper[0]}a{upper[1]}b")),
-        Probe("blanks inside", _stream(blank, f"{blank[0]}a{blank[1]}b")),
-    ]
-
-
-def start_probes(context: Options) -> list[Probe]:
-    o, c = pair = context.pairs[0]
-    return [
-        Probe("orphan close", _stream(pair, f"a{c}b")),
-        Probe("text before a block", _stream(pair, f"a{o}b{c}c")),
-        Probe("no delimiter", _stream(pair, "plain text")),
-    ]
-
-
-def native_probes(context: Options) -> list[Probe]:
-    o, c = pair = context.pairs[0]
-    return [
-        Probe("native with the open tag", _stream(pair, (f"{o}plan{c}Answer", "plan"))),
-        Probe("native before the block", _stream(pair, (None, "R"), f"{o}x{c}y")),
-        Probe("native inside the block", _stream(pair, f"{o}early", (None, "R"), f" late{c}x")),
-    ]
-
-
-def unclosed_probes(context: Options) -> list[Probe]:
-    o, c = pair = context.pairs[0]
-    return [
-        Probe("unclosed at end", _stream(pair, f"a{o}b")),
-        Probe("closed, then unclosed", _stream(pair, f"{o}a{c}b{o}c")),
-        Probe("unclosed across chunks", _stream(pair, f"x{o}ab", "c")),
-    ]
-
-
-PROBES: dict[str, Callable[[Options], list[Probe]]] = {
-    "delimiters": delimiter_probes,
-    "matching": matching_probes,
-    "start_in_reasoning": start_probes,
-    "native_with_tags": native_probes,
-    "unclosed_at_end": unclosed_probes,
-}
-
-
 # --- deciding -----------------------------------------------------------------------------------
 
 
@@ -273,16 +182,28 @@ def fingerprint(connection: Connection) -> Fingerprint:
     open."""
     started = time.perf_counter()
     replies: dict[tuple[Chunk, ...], Reply] = {}
-    declared = Options.from_mapping(connection.info.options).to_json()
+    profile = Options.from_mapping(connection.info.options)
+    declared = profile.to_json()
+    # A declared custom grammar is a candidate too, and its pairs are probed: a custom
+    # grammar is recovered from pairs the probes know, and a delimiter no probe knows is
+    # text to every named grammar.
+    custom = () if isinstance(profile.delimiters, str) else profile.delimiters
     decided: dict[str, Any] = {}
     axes: dict[str, AxisResult] = {}
     for option in ORDER:
         context = Options(**{**_defaults(), **decided})
         probes = PROBES[option](context)
+        if option == "delimiters":
+            probes += [
+                Probe(_pair_probe_name(pair), _stream(pair, _pair_probe_name(pair)))
+                for pair in custom
+                if pair not in KNOWN_PAIRS
+            ]
         _ask(connection, [probe.chunks for probe in probes], replies)
         free = [name for name in ORDER if name != option and name not in decided]
         results = tuple(
-            _probe_result(probe, replies[probe.chunks], option, context, free) for probe in probes
+            _probe_result(probe, replies[probe.chunks], option, context, free, custom)
+            for probe in probes
         )
         result = AxisResult(option, _decide(option, results), declared[option], results)
         axes[option] = result
@@ -312,14 +233,31 @@ def _ask(
         replies.update(zip(missing, answers, strict=True))
 
 
+def candidates(option: str, custom: Pairs = ()) -> tuple[Any, ...]:
+    """The values an option is decided among: its named values, and a declared custom
+    grammar for the delimiters."""
+    if option == "delimiters" and custom:
+        return (*CHOICES[option], custom)
+    return CHOICES[option]
+
+
+def pairs_of(value: Any) -> Pairs:
+    return PRESETS[value] if isinstance(value, str) else value
+
+
 def _probe_result(
-    probe: Probe, reply: Reply, option: str, context: Options, free: Sequence[str]
+    probe: Probe,
+    reply: Reply,
+    option: str,
+    context: Options,
+    free: Sequence[str],
+    custom: Pairs = (),
 ) -> ProbeResult:
     """Judge one probe: under each value of `option`, the reference's possible outputs (the
     options in `free`, not decided yet, take every value) against the implementation's."""
     chunks = [chunk.to_json() for chunk in probe.chunks]
     expected = []
-    for value in CHOICES[option]:
+    for value in candidates(option, custom):
         outputs: dict[str, dict[str, str]] = {}
         for combo in itertools.product(*(CHOICES[name] for name in free)):
             options = replace(context, **{option: value, **dict(zip(free, combo, strict=True))})
@@ -327,7 +265,7 @@ def _probe_result(
             outputs.setdefault(json.dumps(channels), channels)
         expected.append((value, tuple(outputs.values())))
     problem = _problem(reply)
-    if problem is not None or reply.deltas is None:
+    if not isinstance(reply, Ok) or reply.deltas is None:
         return ProbeResult(probe.name, probe.chunks, None, problem, tuple(expected), ())
     actual = dict(join(reply.deltas))
     matches = tuple(
@@ -344,13 +282,7 @@ def _agrees(expected: Mapping[str, str], actual: Mapping[str, str]) -> bool:
 
 
 def _problem(reply: Reply) -> str | None:
-    if reply.timeout:
-        return "no reply within the timeout"
-    if reply.error is not None:
-        return f"error: {reply.error}"
-    if reply.unsupported is not None:
-        return f"unsupported: {reply.unsupported}"
-    return None
+    return None if isinstance(reply, Ok) else reply.problem
 
 
 def _decide(option: str, probes: Sequence[ProbeResult]) -> Any:
@@ -358,6 +290,14 @@ def _decide(option: str, probes: Sequence[ProbeResult]) -> Any:
     useful = [p for p in probes if p.problem is None and p.discriminating]
     if not useful:
         return UNDETERMINED
+    placed = [p for p in useful if p.matches]
+    if option == "start_in_reasoning" and len(placed) >= 2 and len(placed) < len(useful):
+        # Where the stream starts shows in several probes; one that agrees with no value is
+        # a bug elsewhere (an orphan close left visible, a second block left open), not a
+        # reason to call the start unknown when the others agree.
+        common = set.intersection(*(set(p.matches) for p in placed))
+        if len(common) == 1:
+            return common.pop()
     if any(not p.matches for p in useful):
         return NONE
     common = set.intersection(*(set(p.matches) for p in useful))
@@ -374,7 +314,7 @@ def _recognised_pairs(probes: Sequence[ProbeResult]) -> Any:
     recognised = []
     for probe in probes:
         pair = _probe_pair(probe)
-        with_pair = {preset for preset in probe.matches if pair in PRESETS[preset]}
+        with_pair = {value for value in probe.matches if pair in pairs_of(value)}
         if with_pair and len(with_pair) < len(probe.matches):
             return INCONSISTENT  # agrees both with grammars that have it and that do not
         if with_pair:
@@ -384,11 +324,11 @@ def _recognised_pairs(probes: Sequence[ProbeResult]) -> Any:
 
 def _probe_pair(probe: ProbeResult) -> tuple[str, str]:
     """The delimiter pair a delimiters probe is about."""
-    return next(pair for pair in KNOWN_PAIRS if probe.name == _pair_probe_name(pair))
-
-
-def _pair_probe_name(pair: tuple[str, str]) -> str:
-    return f"{pair[0]}a{pair[1]}b"
+    return next(
+        (o, c)
+        for o, c in re.findall(r"(.+?)a(.+?)b$", probe.name)
+        if probe.name == _pair_probe_name((o, c))
+    )
 
 
 # --- display ----------------------------------------------------------------------------------
@@ -409,131 +349,5 @@ def format_value(value: Any) -> str:
     return str(value)
 
 
-def _show_chunks(chunks: Stream) -> str:
-    """Chunks in the notation of SPEC.md 1.5: a string for a content-only chunk, else an
-    object without its null fields."""
-    items = [
-        chunk.content
-        if chunk.reasoning is None
-        else {k: v for k, v in chunk.to_json().items() if v is not None}
-        for chunk in chunks
-    ]
-    return json.dumps(items, ensure_ascii=False)
-
-
 def _key(outputs: Sequence[Mapping[str, str]]) -> str:
     return json.dumps(sorted(json.dumps(dict(channels), sort_keys=True) for channels in outputs))
-
-
-def _show(channels: Mapping[str, str] | None) -> str:
-    if channels is None:
-        return "-"
-    return f"{channels['assistant']!r} | {channels['thinking']!r}"
-
-
-def _evidence(axis: AxisResult, markdown: bool = False) -> str:
-    """One line per probe: what its output agreed with (a `<br>`-joined cell in Markdown)."""
-    lines = []
-    for probe in axis.probes:
-        if probe.problem is not None:
-            verdict = probe.problem
-        elif not probe.discriminating:
-            verdict = "(same under every value)"
-        elif not probe.matches:
-            verdict = "no value"
-        elif axis.option == "delimiters":
-            verdict = _recognition(probe)
-        else:
-            verdict = ", ".join(format_value(value) for value in probe.matches)
-        name = f"`{probe.name}`" if markdown else probe.name
-        lines.append(f"{name}: {verdict}")
-    if markdown:
-        return "<br>".join(line.replace("|", "\\|") for line in lines)
-    return "\n".join(lines)
-
-
-def _recognition(probe: ProbeResult) -> str:
-    """A delimiter probe's verdict in words: was its pair recognised?"""
-    pair = _probe_pair(probe)
-    having = [value in probe.matches for value in CHOICES["delimiters"] if pair in PRESETS[value]]
-    lacking = [
-        value in probe.matches for value in CHOICES["delimiters"] if pair not in PRESETS[value]
-    ]
-    if any(having) and not any(lacking):
-        return "recognised"
-    if any(lacking) and not any(having):
-        return "not recognised"
-    return "unclear"
-
-
-def render_fingerprint(fp: Fingerprint, format_: str = "text") -> str:
-    """The fingerprint as text (a table, the probes of each option that is not as declared,
-    the options to declare), as Markdown (the same, for a pull request), or as JSON."""
-    if format_ == "json":
-        return json.dumps(fp.to_json(), ensure_ascii=False, indent=1) + "\n"
-    markdown = format_ == "markdown"
-
-    def value(text: str) -> str:
-        return f"`{text}`" if markdown else text
-
-    info = fp.info
-    rows = [
-        [
-            axis.option,
-            value(format_value(_from_json(axis.declared))),
-            value(format_value(axis.value)),
-            "yes" if axis.agrees else "NO",
-            _evidence(axis, markdown),
-        ]
-        for axis in fp.axes
-    ]
-    table = tabulate(
-        rows,
-        headers=["option", "declared", "follows", "agrees", "probes"],
-        tablefmt="github" if markdown else "simple",
-    )
-    details = _details(fp)
-    verdict = []
-    if not fp.consistent:
-        verdict.append(
-            "the implementation does not do what it declares"
-            if all(axis.found for axis in fp.axes)
-            else "some options follow no single value: no declaration makes them conform"
-        )
-    declare = f"options to declare: {json.dumps(fp.declared_options(), ensure_ascii=False)}"
-    head = (
-        f"{info.label}: {info.name} {info.version} ({info.language}), {fp.requests} probes "
-        f"in {fp.seconds:.2f} s"
-    )
-    if markdown:
-        fenced = ["```text", *details, *([""] if details else []), declare, "```"]
-        out = [head, "", table, "", *fenced, *([""] if verdict else []), *verdict]
-    else:
-        out = [head, "", table, *(["", *details] if details else []), "", declare, *verdict]
-    return "\n".join(out) + "\n"
-
-
-def _details(fp: Fingerprint) -> list[str]:
-    """For each option not followed as declared: every probe, what the implementation gave,
-    and what the reference gives under each value."""
-    out: list[str] = []
-    for axis in fp.axes:
-        if axis.agrees:
-            continue
-        if out:
-            out.append("")
-        out.append(f"{axis.option}: follows {format_value(axis.value)}; the probes:")
-        for probe in axis.probes:
-            out.append(f"  {probe.name}: {_show_chunks(probe.chunks)}")
-            out.append(f"    got               {probe.problem or _show(probe.actual)}")
-            for candidate, outputs in probe.expected:
-                mark = "  <- agrees" if candidate in probe.matches else ""
-                shown = " or ".join(_show(channels) for channels in outputs)
-                out.append(f"    {format_value(candidate):<17} {shown}{mark}")
-    return out
-
-
-def _from_json(value: Any) -> Any:
-    if isinstance(value, list):
-        return tuple((pair["open"], pair["close"]) for pair in value)
-    return value

@@ -11,7 +11,6 @@ expectation files and rewrites them from the failures and adapters/divergences.y
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,22 +21,32 @@ import yaml
 from conformance.adapters import ADAPTERS, EXPECTATIONS_DIR, Adapter
 from conformance.contracts import all_checks
 from conformance.corpus.cases import bundled_cases_dir, load_corpus
-from conformance.corpus.expectations import ExpectedFailures, load_expected_failures
-from conformance.engine.runner import new_run, run_implementation
-from conformance.errors import ConformanceError, UsageError
+from conformance.corpus.expectations import load_expected_failures
+from conformance.engine.plans import result_count
+from conformance.engine.runner import run_implementation
+from conformance.errors import UsageError
 from conformance.model.options import Options
 from conformance.model.results import (
     CHECKS,
     CaseResult,
-    ImplementationInfo,
     ImplementationRun,
     Run,
     Verdict,
 )
 from conformance.reports.bugclass import BY_NAME, classify
-from conformance.session.run import summary_table
+from conformance.session import (
+    Context,
+    Finished,
+    Handler,
+    Job,
+    ReportWriter,
+    Session,
+    SessionSettings,
+    TerminalSummary,
+)
 from conformance.tools.bench import BenchResult, BenchSettings, bench
 from conformance.tools.fingerprint import Fingerprint, fingerprint
+from conformance.transport.connections import Connection
 from conformance.transport.impls import connect
 from conformance.transport.spec import parse_impl
 
@@ -92,7 +101,9 @@ def selected_adapters(only: Sequence[str]) -> list[Adapter]:
 
 
 def run_matrix(settings: MatrixSettings, *, echo: Callable[..., None]) -> Matrix:
-    started = time.perf_counter()
+    """The matrix as a session: one job per implementation (the corpus, then a fingerprint
+    and speed on the same connection). With `update_expectations`, the expectation files are
+    rewritten (and the results re-judged against them) before the summary and reports."""
     cases = load_corpus([bundled_cases_dir()]).cases
     targets: list[tuple[str, str, Adapter | None]] = [(REFERENCE, REFERENCE, None)]
     skipped: list[tuple[Adapter, str]] = []
@@ -103,51 +114,66 @@ def run_matrix(settings: MatrixSettings, *, echo: Callable[..., None]) -> Matrix
         else:
             echo(f"skipped {candidate.label}: {reason}", err=True)
             skipped.append((candidate, reason))
-    entries = []
-    for label, spec, adapter in targets:
+    total = result_count(cases, all_checks())
+    entries: dict[str, Entry] = {}
+
+    def job(label: str, spec: str, adapter: Adapter | None) -> Job:
+        parsed = parse_impl(f"{label}={spec}")
         expected = None
         if adapter is not None and not settings.update_expectations:
             expected = load_expected_failures(settings.expectations_dir / f"{label}.yaml")
-        echo(f"{label}: running the corpus", err=True)
-        entries.append(_measure(label, spec, adapter, cases, expected, settings, echo))
-    run = new_run([entry.run for entry in entries], {"matrix": [label for label, *_ in targets]})
-    matrix = Matrix(run, entries, skipped, settings.bench)
-    if settings.update_expectations:
-        _update_expectations(matrix, settings.expectations_dir, echo)
-    run.duration = time.perf_counter() - started
-    echo(summary_table(run))
+
+        def work(connection: Connection, context: Context) -> None:
+            echo(f"{label}: running the corpus", err=True)
+            entry = Entry(context.run, adapter)
+            entries[label] = entry
+            run_implementation(
+                connection,
+                cases,
+                expected_failures=expected,
+                on_result=context.emit,
+                stop=context.stopping,
+            )
+            echo(f"{label}: fingerprint", err=True)
+            entry.fingerprint = fingerprint(connection)
+            if settings.bench is not None:
+                entry.bench = bench(
+                    connection, settings.bench, progress=lambda t: echo(t, err=True)
+                )
+
+        def opened() -> Connection:
+            return connect(parsed, timeout=settings.timeout)
+
+        return Job(parsed, total, work, opened)
+
+    matrix = Matrix(Run("", "", "", []), [], skipped, settings.bench)
+
+    class Collect(Handler):
+        """Builds the matrix from the finished run, and updates the expectation files
+        before the summary and reports see the results."""
+
+        def finished(self, event: Finished) -> None:
+            matrix.run = event.run
+            matrix.entries = [
+                entries.get(impl.info.label) or Entry(impl, adapter)
+                for impl, (*_, adapter) in zip(event.run.implementations, targets, strict=True)
+            ]
+            for entry, impl in zip(matrix.entries, event.run.implementations, strict=True):
+                entry.run = impl
+            if settings.update_expectations:
+                _update_expectations(matrix, settings.expectations_dir, echo)
+
+    handlers: list[Handler] = [Collect(), TerminalSummary(echo)]
     if settings.report_dir is not None:
-        from conformance.reports import write_reports
-
-        for path in write_reports(run, settings.report_dir):
-            echo(f"wrote {path}")
+        handlers.append(ReportWriter(settings.report_dir, echo))
+    session = Session(
+        [job(*target) for target in targets],
+        SessionSettings(selection={"matrix": [label for label, *_ in targets]}),
+        handlers,
+        echo=echo,
+    )
+    session.run()
     return matrix
-
-
-def _measure(
-    label: str,
-    spec: str,
-    adapter: Adapter | None,
-    cases: Sequence[Any],
-    expected: ExpectedFailures | None,
-    settings: MatrixSettings,
-    echo: Callable[..., None],
-) -> Entry:
-    try:
-        connection = connect(parse_impl(f"{label}={spec}"), timeout=settings.timeout)
-    except ConformanceError as error:
-        echo(f"error: {error}", err=True)
-        info = ImplementationInfo(label, label, "unknown", "unknown", {}, spec)
-        return Entry(ImplementationRun(info, failure=str(error)), adapter)
-    try:
-        entry = Entry(run_implementation(connection, cases, expected_failures=expected), adapter)
-        echo(f"{label}: fingerprint", err=True)
-        entry.fingerprint = fingerprint(connection)
-        if settings.bench is not None:
-            entry.bench = bench(connection, settings.bench, progress=lambda t: echo(t, err=True))
-        return entry
-    finally:
-        connection.close()
 
 
 # --- expectation files --------------------------------------------------------------------

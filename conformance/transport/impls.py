@@ -1,9 +1,10 @@
-"""Implementation specs (`reference`, `python:module:attr`, `cmd:command line`) -> connections."""
+"""Implementation specs (`reference`, `python:`, `python-isolated:`, `cmd:`) -> connections."""
 
 from __future__ import annotations
 
-import importlib
-import shlex
+import os
+import sys
+from pathlib import Path
 from typing import Any
 
 from conformance._version import __version__
@@ -11,20 +12,29 @@ from conformance.errors import ImplementationStartError, UsageError
 from conformance.interface import metadata
 from conformance.model.results import ImplementationInfo
 from conformance.transport.connections import Connection, InProcessConnection
-from conformance.transport.spec import DEFAULT_TIMEOUT, ImplementationSpec, effective_options
+from conformance.transport.factories import check_factory, import_factory
+from conformance.transport.spec import (
+    DEFAULT_TIMEOUT,
+    ImplementationSpec,
+    check_timeout,
+    command_words,
+    effective_options,
+)
 from conformance.transport.subprocess import SubprocessConnection
 
 
 def connect(
     spec: ImplementationSpec, *, timeout: float = DEFAULT_TIMEOUT, validate_protocol: bool = False
 ) -> Connection:
+    timeout = check_timeout(timeout)
     kind, _, rest = spec.spec.partition(":")
     if spec.spec == "reference":
         return _reference(spec)
     if kind == "python":
-        return _python(spec, rest)
-
-    argv = shlex.split(rest)
+        return _python(spec, rest, timeout)
+    if kind == "python-isolated":
+        return _isolated(spec, rest, timeout, validate_protocol)
+    argv = command_words(spec.spec, rest)
     if not argv:
         raise UsageError(f"--impl {spec.spec!r}: no command after `cmd:`")
     return SubprocessConnection(argv, spec, timeout=timeout, validate_protocol=validate_protocol)
@@ -41,30 +51,12 @@ def _reference(spec: ImplementationSpec) -> Connection:
     info = ImplementationInfo(
         spec.label, "reference", __version__, "python", options.to_json(), spec.spec
     )
+    # Trusted and fast: run bare, without the watchdog.
     return InProcessConnection(factory, info)
 
 
-def _python(spec: ImplementationSpec, target: str) -> Connection:
-    module_name, _, attr = target.partition(":")
-    if not module_name or not attr:
-        raise UsageError(f"--impl {spec.spec!r}: write python:package.module:attribute")
-    try:
-        module = importlib.import_module(module_name)
-    except Exception as error:
-        raise ImplementationStartError(
-            spec.label, f"cannot import {module_name!r}: {type(error).__name__}: {error}"
-        ) from None
-    factory: Any = module
-    for part in attr.split("."):
-        factory = getattr(factory, part, None)
-        if factory is None:
-            raise ImplementationStartError(spec.label, f"{module_name!r} has no attribute {attr!r}")
-    if not callable(factory):
-        raise ImplementationStartError(
-            spec.label,
-            f"{target!r} is not callable: it must be a "
-            "factory returning an object with feed() and finish()",
-        )
+def _python(spec: ImplementationSpec, target: str, timeout: float) -> Connection:
+    factory = _factory(spec, target)
     declared = metadata(factory)
     options = effective_options(spec, declared["options"])
     info = ImplementationInfo(
@@ -75,4 +67,36 @@ def _python(spec: ImplementationSpec, target: str) -> Connection:
         options.to_json(),
         spec.spec,
     )
-    return InProcessConnection(factory, info)
+    return InProcessConnection(factory, info, timeout=timeout)
+
+
+def _factory(spec: ImplementationSpec, target: str) -> Any:
+    if not target.partition(":")[2]:
+        kind = spec.spec.partition(":")[0]
+        raise UsageError(f"--impl {spec.spec!r}: write {kind}:package.module:attribute")
+    try:
+        factory = import_factory(target)
+        if "http" not in metadata(factory)["capabilities"]:  # http clients take a call
+            check_factory(factory, target)
+    except ValueError as error:
+        raise ImplementationStartError(spec.label, str(error)) from None
+    return factory
+
+
+def _isolated(
+    spec: ImplementationSpec, target: str, timeout: float, validate_protocol: bool
+) -> Connection:
+    """A `python:` implementation in a child process of its own, behind the protocol server:
+    a crash, `os._exit` or a hang there is a result, not the end of the run."""
+    # Not imported here: importing it is among what may crash. The child checks it and
+    # refuses `hello` with the reason when it is no factory.
+    if not target.partition(":")[2]:
+        raise UsageError(f"--impl {spec.spec!r}: write python-isolated:package.module:attribute")
+    argv = [sys.executable, "-m", "conformance.transport.isolated", target]
+    # The child imports this very `conformance` and, like `python:`, the current directory.
+    here = str(Path(__file__).resolve().parents[2])
+    paths = [here, os.getcwd(), *filter(None, os.environ.get("PYTHONPATH", "").split(os.pathsep))]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(dict.fromkeys(paths))}
+    return SubprocessConnection(
+        argv, spec, timeout=timeout, validate_protocol=validate_protocol, env=env
+    )

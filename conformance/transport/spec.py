@@ -12,6 +12,9 @@ from conformance.errors import ImplementationStartError, UsageError
 from conformance.model.options import Options, OptionsError
 
 DEFAULT_TIMEOUT = 5.0
+#: The longest per-request timeout accepted: an hour is already no limit for one request.
+MAX_TIMEOUT = 3600.0
+KINDS = ("python:", "python-isolated:", "cmd:")
 
 
 @dataclass(frozen=True, slots=True)
@@ -28,12 +31,13 @@ def parse_impl(text: str, options: Mapping[str, Any] | None = None) -> Implement
     """`NAME=SPEC` or `SPEC`; the label defaults to the spec's last word."""
     label, spec = "", text
     head, sep, tail = text.partition("=")
-    if sep and head and not head.startswith(("python:", "cmd:")) and " " not in head:
+    if sep and head and not head.startswith(KINDS) and " " not in head:
         label, spec = head, tail
-    if not (spec == "reference" or spec.startswith(("python:", "cmd:"))):
+    if not (spec == "reference" or spec.startswith(KINDS)):
         raise UsageError(
-            f"--impl {text!r}: an implementation is `reference`, `python:module:attr` or "
-            "`cmd:<command line>`, optionally prefixed with `NAME=`"
+            f"--impl {text!r}: an implementation is `reference`, `python:module:attr`, "
+            "`python-isolated:module:attr` or `cmd:<command line>`, optionally prefixed "
+            "with `NAME=`"
         )
     if not label:
         label = "reference" if spec == "reference" else _default_label(spec)
@@ -42,12 +46,12 @@ def parse_impl(text: str, options: Mapping[str, Any] | None = None) -> Implement
 
 def _default_label(spec: str) -> str:
     kind, _, rest = spec.partition(":")
-    if kind == "python":
+    if kind in ("python", "python-isolated"):
         return rest.rpartition(":")[2] or rest
     # The last word naming something before the first long option: the program, or the
     # module after `-m` (option values, JSON above all, make poor labels).
     words: list[str] = []
-    for word in shlex.split(rest):
+    for word in command_words(spec, rest):
         if word.startswith("--"):
             break
         if not word.startswith("-"):
@@ -76,3 +80,24 @@ def effective_options(spec: ImplementationSpec, declared: Mapping[str, Any]) -> 
         return Options.from_mapping({**declared, **(spec.options or {})})
     except OptionsError as error:
         raise ImplementationStartError(spec.label, f"bad options: {error}") from None
+
+
+def command_words(spec: str, command: str) -> list[str]:
+    """The words of a `cmd:` command line, split as a POSIX shell would."""
+    try:
+        return shlex.split(command)
+    except ValueError as error:
+        raise UsageError(
+            f"--impl {spec!r}: cannot split the command into words ({error}); close every "
+            "quote, or escape a lone one with a backslash"
+        ) from None
+
+
+def check_timeout(seconds: float) -> float:
+    """A per-request timeout: a finite number of seconds above 0 and at most MAX_TIMEOUT."""
+    if not (0 < seconds <= MAX_TIMEOUT):  # also refuses NaN
+        raise UsageError(
+            f"--timeout {seconds:g}: give seconds per request, more than 0 and at most "
+            f"{MAX_TIMEOUT:g}"
+        )
+    return float(seconds)

@@ -29,6 +29,15 @@ reasoning to the thinking channel, the final delta is empty. Modes change that:
     hang-hello           never answers hello
     bad-options          declares an option value the spec does not have
     ignore-bye           ignores bye, and sleeps instead of exiting at end of input
+    unsupported          answers {"id", "unsupported"} to every request
+    pidfile PATH         writes its process ID to PATH at start
+    once PATH            starts only once: if PATH exists it exits with status 1 at start
+                         (so every restart fails), otherwise it creates PATH
+    hang-on TEXT         never answers a stream that has a chunk whose content is TEXT
+    batch                reads whatever the pipe holds and answers it all in one write
+                         (as conformance.server does), so one hang holds back the batch
+    close-stdout         closes standard output on a request containing CLOSE, and lives on
+    escapes              writes terminal escape sequences to stderr and in error replies
 
 Modes combine: `crash stderr-spam` crashes after spamming. Only the standard library is used,
 so it starts fast.
@@ -37,11 +46,15 @@ so it starts fast.
 from __future__ import annotations
 
 import json
+import os
 import sys
 import time
+from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
-ARGUMENT_MODES = {"exit-after", "slow"}
+ARGUMENT_MODES = {"exit-after", "slow", "pidfile", "once", "hang-on"}
+ESCAPES = "\x1b[2J\x1b]0;pwned\x07"
 
 
 def parse(argv: list[str]) -> dict[str, str | None]:
@@ -79,8 +92,12 @@ def answer(request: dict[str, Any], modes: dict[str, str | None]) -> str:
     ident = request["id"]
     if "wrong-id" in modes:
         ident = f"{ident}-wrong"
+    if "escapes" in modes:
+        return json.dumps({"id": ident, "error": f"deliberate {ESCAPES}failure"})
     if "error" in modes:
         return json.dumps({"id": ident, "error": "deliberate failure"})
+    if "unsupported" in modes:
+        return json.dumps({"id": ident, "unsupported": "nothing is implemented"})
     if request["op"] == "whole":
         if "unsupported-whole" in modes:
             return json.dumps({"id": ident, "unsupported": "only streams are implemented"})
@@ -126,51 +143,91 @@ def delta(content: str | None, reasoning: str | None, modes: dict[str, str | Non
     return result
 
 
+def lines(modes: dict[str, str | None]) -> Iterator[list[str]]:
+    """Request lines, one at a time or, in batch mode, as many as one read delivers."""
+    if "batch" not in modes:
+        for line in sys.stdin:
+            yield [line]
+        return
+    pending = b""
+    while data := os.read(0, 1 << 16):
+        *complete, pending = (pending + data).split(b"\n")
+        yield [line.decode() for line in complete if line.strip()]
+
+
 def main() -> int:
     modes = parse(sys.argv[1:])
     if "no-hello" in modes:
         print("fake: refusing to start (no-hello mode)", file=sys.stderr)
         return 1
+    if "once" in modes:
+        marker = Path(modes["once"] or "")
+        if marker.exists():
+            print("fake: started once already (once mode)", file=sys.stderr)
+            return 1
+        marker.touch()
+    if "pidfile" in modes:
+        Path(modes["pidfile"] or "").write_text(str(os.getpid()))
     replies = 0
-    for line in sys.stdin:
-        request = json.loads(line)
-        op = request.get("op")
-        if op == "bye" and "ignore-bye" not in modes:
-            return 0
-        if op == "bye":
-            continue
-        if op == "hello":
-            if "hang-hello" in modes:
-                time.sleep(3600)
-            print(hello(modes), flush=True)
-            if "exit-after" in modes and int(modes["exit-after"] or 0) == 0:
-                print("fake: exiting after 0 replies", file=sys.stderr, flush=True)
+    for batch in lines(modes):
+        out = []
+        for line in batch:
+            request = json.loads(line)
+            op = request.get("op")
+            if op == "bye" and "ignore-bye" not in modes:
                 return 0
-            continue
-        if "stderr-spam" in modes:
-            sys.stderr.write(("spam " * 20 + "\n") * 10_000)  # 1,010,000 bytes
-            sys.stderr.flush()
-        if "slow" in modes:
-            time.sleep(float(modes["slow"] or 0))
-        if (
-            "hang" in modes
-            and op == "stream"
-            and request["chunks"]
-            and "HANG" in (request["chunks"][0]["content"] or "")
-        ):
-            print(f"fake: hanging on request {request['id']}", file=sys.stderr, flush=True)
-            time.sleep(3600)
-        if "crash" in modes and "CRASH" in line:
-            print(f"fake: crashing on request {request['id']}", file=sys.stderr, flush=True)
-            return 3
-        if "garbage" in modes and "GARBAGE" in line:
-            print(f"this is not JSON: {line.strip()}", flush=True)
-            continue
-        print(answer(request, modes), flush=True)
-        replies += 1
-        if "exit-after" in modes and replies >= int(modes["exit-after"] or 0):
-            print(f"fake: exiting after {replies} replies", file=sys.stderr, flush=True)
-            return 0
+            if op == "bye":
+                continue
+            if op == "hello":
+                if "hang-hello" in modes:
+                    time.sleep(3600)
+                print(hello(modes), flush=True)
+                if "exit-after" in modes and int(modes["exit-after"] or 0) == 0:
+                    print("fake: exiting after 0 replies", file=sys.stderr, flush=True)
+                    return 0
+                continue
+            if "stderr-spam" in modes:
+                sys.stderr.write(("spam " * 20 + "\n") * 10_000)  # 1,010,000 bytes
+                sys.stderr.flush()
+            if "escapes" in modes:
+                print(f"fake: {ESCAPES}log line", file=sys.stderr, flush=True)
+            if "slow" in modes:
+                time.sleep(float(modes["slow"] or 0))
+            if (
+                "hang" in modes
+                and op == "stream"
+                and request["chunks"]
+                and "HANG" in (request["chunks"][0]["content"] or "")
+            ):
+                print(f"fake: hanging on request {request['id']}", file=sys.stderr, flush=True)
+                time.sleep(3600)
+            if (
+                "hang-on" in modes
+                and op == "stream"
+                and any(c["content"] == modes["hang-on"] for c in request["chunks"])
+            ):
+                time.sleep(3600)
+            if "crash" in modes and "CRASH" in line:
+                print(f"fake: crashing on request {request['id']}", file=sys.stderr, flush=True)
+                return 3
+            if "close-stdout" in modes and "CLOSE" in line:
+                sys.stdout.close()
+                os.close(1)
+                time.sleep(3600)
+            if "garbage" in modes and "GARBAGE" in line:
+                out.append(f"this is not JSON: {line.strip()}")
+            else:
+                out.append(answer(request, modes))
+                replies += 1
+            if "exit-after" in modes and replies >= int(modes["exit-after"] or 0):
+                print("\n".join(out), flush=True)
+                print(f"fake: exiting after {replies} replies", file=sys.stderr, flush=True)
+                return 0
+            if "batch" not in modes:
+                print("\n".join(out), flush=True)
+                out = []
+        if out:
+            print("\n".join(out), flush=True)
     if "ignore-bye" in modes:
         time.sleep(3600)
     return 0

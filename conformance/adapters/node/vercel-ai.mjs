@@ -112,7 +112,7 @@ async function answer(request) {
           version,
           language: "typescript",
         },
-        options: { start_in_reasoning: startWithReasoning, native_with_tags: "merge" },
+        options: { delimiters: "think_only", start_in_reasoning: startWithReasoning, native_with_tags: "merge" },
       };
     case "stream":
       return { id: request.id, ...(await stream(request.chunks)) };

@@ -1,0 +1,147 @@
+"""The session's standard handlers: the terminal summary, progress, and the report writer."""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import TextIO
+
+from tabulate import tabulate
+
+from conformance.model.results import FuzzResult, Run, Verdict
+from conformance.reports import write_reports
+from conformance.session.events import Finished, Handler, Progress, ResultEvent
+
+
+class TerminalSummary(Handler):
+    """A line per fuzzing property as it ends; the summary table and problems at the end."""
+
+    def __init__(self, echo: Callable[..., None]) -> None:
+        self.echo = echo
+
+    def result(self, event: ResultEvent) -> None:
+        result = event.result
+        if not isinstance(result, FuzzResult):
+            return
+        rate = result.examples / result.seconds if result.seconds else 0.0
+        line = (
+            f"{event.label}: {result.property}: {result.verdict.value} after "
+            f"{result.examples} examples ({rate:.0f}/s)"
+        )
+        self.echo(line + (f": {result.reason}" if result.reason else ""))
+        if result.case_file:
+            self.echo(f"  minimal case written to {result.case_file}")
+
+    def finished(self, event: Finished) -> None:
+        self.echo(summary_table(event.run))
+        for problem in event.run.problems:
+            self.echo(f"problem: {problem}", err=True)
+        if event.run.stopped:
+            not_run = sum(impl.not_run for impl in event.run.implementations)
+            self.echo(f"incomplete: {event.run.stopped}; {not_run} checks not run", err=True)
+
+
+class ProgressDisplay(Handler):
+    """Progress on standard error: a line redrawn in place on a terminal; elsewhere (CI
+    logs) a plain line now and then: every `interval` seconds, or each 10% after `minimum`."""
+
+    def __init__(
+        self,
+        stream: TextIO | None = None,
+        *,
+        terminal: bool | None = None,
+        interval: float = 10.0,
+        minimum: float = 5.0,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.stream = stream or sys.stderr
+        self.terminal = self.stream.isatty() if terminal is None else terminal
+        self.interval = interval
+        self.minimum = minimum
+        self.clock = clock
+        self._last = clock()
+        self._tenth = 0
+        self._drawn = False
+
+    def progress(self, event: Progress) -> None:
+        text = f"{event.label}: {event.done}/{event.total} checks"
+        if self.terminal:
+            if event.done % 50 == 0 or event.done == event.total:
+                self.stream.write(f"\r\033[K{text}")
+                self.stream.flush()
+                self._drawn = True
+            return
+        now = self.clock()
+        tenth = event.session_done * 10 // max(event.session_total, 1)
+        waited = now - self._last
+        if waited >= self.interval or (tenth > self._tenth and waited >= self.minimum):
+            percent = 100 * event.session_done // max(event.session_total, 1)
+            self.stream.write(f"progress: {text} ({percent}% of the session)\n")
+            self.stream.flush()
+            self._last, self._tenth = now, tenth
+
+    def finished(self, event: Finished) -> None:
+        if self._drawn:
+            self.stream.write("\r\033[K")
+            self.stream.flush()
+
+
+class ReportWriter(Handler):
+    """All reports into one directory when the session finishes (interrupted or not)."""
+
+    def __init__(self, directory: Path, echo: Callable[..., None]) -> None:
+        self.directory = directory
+        self.echo = echo
+
+    def finished(self, event: Finished) -> None:
+        for path in write_reports(event.run, self.directory):
+            self.echo(f"wrote {path}")
+
+
+def summary_table(run: Run) -> str:
+    shown = [v for v in Verdict if any(r.summary[v.value] for r in run.implementations)]
+    not_run = any(impl.not_run for impl in run.implementations)
+    rows = []
+    for impl in run.implementations:
+        if impl.failure:
+            status = "cannot start"
+        elif impl.not_run:
+            status = "incomplete"
+        else:
+            status = "ok" if impl.ok else "FAILED"
+        extra = [impl.not_run] if not_run else []
+        rows.append(
+            [
+                impl.info.label,
+                impl.info.version,
+                *(impl.summary[v.value] for v in shown),
+                *extra,
+                status,
+            ]
+        )
+    headers = [
+        "implementation",
+        "version",
+        *(v.value for v in shown),
+        *(["not run"] if not_run else []),
+        "status",
+    ]
+    fuzz = [
+        [
+            impl.info.label,
+            result.property,
+            result.verdict.value,
+            result.examples,
+            f"{result.seconds:.1f} s",
+        ]
+        for impl in run.implementations
+        for result in impl.fuzz
+    ]
+    parts = [tabulate(rows, headers=headers)]
+    if fuzz:
+        parts.append(
+            tabulate(fuzz, headers=["implementation", "property", "verdict", "examples", "time"])
+        )
+    return "\n\n".join(parts) + f"\n({run.duration:.2f} s)"

@@ -1,0 +1,291 @@
+"""The one session orchestrator: connect each implementation, let a job run on it, emit
+events, and own every run-level concern in one place.
+
+`run`, `fuzz`, `matrix` and `replay` are configurations of it: each supplies jobs (how to
+connect, what to do with the connection, how many results it will give) and handlers (the
+terminal summary, progress, report writers). The session decides, once for all of them:
+
+- start failures become the implementation's failed run, not an exception;
+- SIGINT and SIGTERM stop sending, close the connections (a `cmd:` implementation's process
+  group is killed), keep every result judged so far and mark the run interrupted (exit 130 or
+  143); `budget` seconds do the same with exit status 1;
+- an implementation that judged nothing (every result SKIP) fails the run unless allowed;
+- the exit status: 130/143 interrupted, 2 a usage or case-file problem or an implementation
+  that could not start, 1 a failure, an unjudged implementation or an exhausted budget, else 0.
+"""
+
+from __future__ import annotations
+
+import signal
+import threading
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from types import FrameType
+from typing import Any
+
+from conformance.engine.runner import new_run
+from conformance.errors import ImplementationStartError
+from conformance.model.results import (
+    CaseResult,
+    FuzzResult,
+    ImplementationInfo,
+    ImplementationRun,
+    Verdict,
+)
+from conformance.session.events import (
+    Finished,
+    Handler,
+    ImplementationStarted,
+    Progress,
+    ResultEvent,
+    Started,
+)
+from conformance.transport.connections import Connection
+from conformance.transport.spec import ImplementationSpec
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+#: The shell's convention: 128 + the signal number.
+EXIT_SIGNAL = {signal.SIGINT: 130, signal.SIGTERM: 143}
+
+
+class Stop(KeyboardInterrupt):
+    """Raised in the main thread to end a session early (a signal, the budget).
+
+    A KeyboardInterrupt so that code which lets Ctrl-C through (Hypothesis, the transport's
+    request loops) lets this through too."""
+
+    def __init__(self, reason: str, status: int) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.status = status
+
+
+@dataclass(slots=True)
+class Job:
+    """One implementation's part of a session."""
+
+    spec: ImplementationSpec
+    #: How many results (checks, or fuzzing properties) the work will give.
+    total: int
+    #: Runs on the live connection and hands each result to `context.emit`.
+    work: Callable[[Connection, Context], None]
+    connect: Callable[[], Connection]
+
+
+@dataclass(slots=True)
+class SessionSettings:
+    #: Recorded in the run as what was selected.
+    selection: Mapping[str, Any] = field(default_factory=dict)
+    #: Seconds for the whole session; what is not run by then is reported as not run.
+    budget: float | None = None
+    allow_unjudged: bool = False
+    #: Problems found before running (case files that failed to load): exit status 2.
+    problems: Sequence[str] = ()
+    #: Handle SIGINT and SIGTERM (only possible in the main thread).
+    signals: bool = True
+
+
+class Context:
+    """What a job sees of its session: where results go, and whether to stop."""
+
+    def __init__(self, session: Session, run: ImplementationRun, total: int) -> None:
+        self._session = session
+        self.run = run
+        self.total = total
+        self.done = 0
+
+    @property
+    def deadline(self) -> float | None:
+        """`time.monotonic()` by which the session's budget runs out, if it has one."""
+        return self._session.deadline
+
+    def stopping(self) -> bool:
+        return self._session.stopping()
+
+    def emit(self, result: CaseResult | FuzzResult) -> None:
+        if self.stopping():
+            # Judged after the stop began: its reply may be the interruption's own doing.
+            return
+        if isinstance(result, FuzzResult):
+            self.run.fuzz.append(result)
+        else:
+            self.run.results.append(result)
+        self.done += 1
+        self._session.count(self, result)
+
+
+class Session:
+    def __init__(
+        self,
+        jobs: Sequence[Job],
+        settings: SessionSettings,
+        handlers: Sequence[Handler],
+        *,
+        echo: Callable[..., None] = print,
+    ) -> None:
+        self.jobs = list(jobs)
+        self.settings = settings
+        self.handlers = list(handlers)
+        self.echo = echo
+        self.total = sum(job.total for job in self.jobs)
+        self.done = 0
+        self.deadline: float | None = None
+        self.stop: Stop | None = None
+        self._armed = False
+
+    # events
+
+    def _emit(self, name: str, event: Any) -> None:
+        for handler in self.handlers:
+            getattr(handler, name)(event)
+
+    def count(self, context: Context, result: CaseResult | FuzzResult) -> None:
+        self.done += 1
+        label = context.run.info.label
+        self._emit("result", ResultEvent(label, result))
+        progress = Progress(label, context.done, context.total, self.done, self.total)
+        self._emit("progress", progress)
+
+    # stopping
+
+    def stopping(self) -> bool:
+        if self.stop is None and self.deadline is not None and time.monotonic() >= self.deadline:
+            self.stop = Stop(_budget_reason(self.settings.budget), EXIT_FAILED)
+        return self.stop is not None
+
+    def _on_signal(self, number: int, frame: FrameType | None) -> None:
+        name = signal.Signals(number).name
+        if number == signal.SIGALRM:
+            stop = Stop(_budget_reason(self.settings.budget), EXIT_FAILED)
+        else:
+            stop = Stop(f"interrupted by {name}", EXIT_SIGNAL[signal.Signals(number)])
+        if self.stop is None:
+            self.stop = stop
+        if self._armed:
+            # Raised once: cleaning up (closing connections, writing reports) must not be cut.
+            self._armed = False
+            raise self.stop
+
+    @contextmanager
+    def _stoppable(self) -> Iterator[None]:
+        if self.settings.budget is not None:
+            self.deadline = time.monotonic() + self.settings.budget
+        if not self.settings.signals or threading.current_thread() is not threading.main_thread():
+            yield
+            return
+        watched = [signal.SIGINT, signal.SIGTERM]
+        if self.settings.budget is not None:
+            watched.append(signal.SIGALRM)
+        previous = {number: signal.signal(number, self._on_signal) for number in watched}
+        if self.settings.budget is not None:
+            # The alarm ends a request that never returns (a hung `python:` implementation).
+            signal.setitimer(signal.ITIMER_REAL, self.settings.budget)
+        self._armed = True
+        try:
+            yield
+        finally:
+            self._armed = False
+            if self.settings.budget is not None:
+                signal.setitimer(signal.ITIMER_REAL, 0)
+            for number, handler in previous.items():
+                signal.signal(number, handler)
+
+    # running
+
+    def run(self) -> Finished:
+        started = datetime.now(UTC)
+        clock = time.perf_counter()
+        self._emit("started", Started([job.spec.label for job in self.jobs], self.total))
+        runs: list[ImplementationRun] = []
+        with self._stoppable():
+            for job in self.jobs:
+                runs.append(self._run_job(job))
+        run = new_run(runs, dict(self.settings.selection), started=started)
+        run.duration = time.perf_counter() - clock
+        run.problems = [*self.settings.problems, *self._unjudged(runs)]
+        if self.stop is not None:
+            run.stopped = self.stop.reason
+            self.echo(f"{self.stop.reason}: reporting what finished", err=True)
+        finished = Finished(run, self._status(run))
+        self._emit("finished", finished)
+        return finished
+
+    def _run_job(self, job: Job) -> ImplementationRun:
+        info = _unknown(job.spec)
+        if self.stopping():
+            return ImplementationRun(info, not_run=job.total)
+        connection: Connection | None = None
+        context: Context | None = None
+        try:
+            try:
+                connection = job.connect()
+            except ImplementationStartError as error:
+                self.echo(f"error: {error}", err=True)
+                return ImplementationRun(info, failure=str(error))
+            context = Context(self, ImplementationRun(connection.info), job.total)
+            self._emit("implementation_started", ImplementationStarted(connection.info, job.total))
+            job.work(connection, context)
+        except Stop as stop:
+            if self.stop is None:
+                self.stop = stop
+        finally:
+            if connection is not None:
+                connection.close()
+        if context is None:
+            return ImplementationRun(info, not_run=job.total)
+        if self.stop is not None:
+            context.run.not_run = max(job.total - context.done, 0)
+        return context.run
+
+    def _unjudged(self, runs: list[ImplementationRun]) -> list[str]:
+        if self.settings.allow_unjudged or self.stop is not None:
+            return []
+        problems = []
+        for impl in runs:
+            outcomes: list[CaseResult | FuzzResult] = [*impl.results, *impl.fuzz]
+            judged = any(outcome.verdict != Verdict.SKIP for outcome in outcomes)
+            if impl.failure is None and outcomes and not judged:
+                problems.append(
+                    f"{impl.info.label} judged nothing: all {len(outcomes)} results are "
+                    f"SKIP ({outcomes[0].reason}); pass --allow-unjudged to accept that"
+                )
+        return problems
+
+    def _status(self, run: Any) -> int:
+        if self.stop is not None:
+            return self.stop.status
+        if self.settings.problems or any(impl.failure for impl in run.implementations):
+            return EXIT_USAGE
+        return EXIT_OK if run.ok else EXIT_FAILED
+
+
+def _budget_reason(budget: float | None) -> str:
+    return f"the time budget of {budget:g} s ran out"
+
+
+def _unknown(spec: ImplementationSpec) -> ImplementationInfo:
+    """What is known of an implementation that never answered hello."""
+    return ImplementationInfo(
+        spec.label, spec.label, "unknown", "unknown", dict(spec.options or {}), spec.spec
+    )
+
+
+def finish_elsewhere(
+    runs: list[ImplementationRun],
+    selection: Mapping[str, Any],
+    handlers: Sequence[Handler],
+    *,
+    started: datetime | None = None,
+    allow_unjudged: bool = False,
+) -> Finished:
+    """The end of a session whose results were judged elsewhere (the pytest plugin runs each
+    check as a test item): the same run-level decisions, and `finished` to the handlers."""
+    session = Session([], SessionSettings(selection, allow_unjudged=allow_unjudged), handlers)
+    run = new_run(runs, dict(selection), started=started)
+    run.problems = session._unjudged(runs)
+    finished = Finished(run, session._status(run))
+    session._emit("finished", finished)
+    return finished

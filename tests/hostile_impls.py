@@ -1,0 +1,139 @@
+"""`python:` implementations that attack the harness's process on purpose: they exit it,
+raise what `except Exception` does not catch, hang, crash the interpreter, or return
+strings that misbehave. Each does so only on content containing a trigger word, so that the
+same run shows the other requests judged normally.
+
+    conformance run --impl python:tests.hostile_impls:ExitsOnExit
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import sys
+import time
+from typing import Any
+
+from conformance.interface import Chunk, Delta
+from conformance.reference import Normalizer
+
+
+class _Trigger(Normalizer):
+    """The reference, except on content containing `WORD`."""
+
+    WORD = ""
+
+    def feed(self, chunk: Chunk) -> Delta:
+        if self.WORD in (chunk.get("content") or ""):
+            self.attack()
+        return super().feed(chunk)
+
+    def attack(self) -> None:
+        raise NotImplementedError
+
+
+class ExitsOnExit(_Trigger):
+    WORD = "EXIT"
+
+    def attack(self) -> None:
+        sys.exit(0)
+
+
+class ExitsOnCloseTag(ExitsOnExit):
+    WORD = "</think>"
+
+
+class InterruptsOnInterrupt(_Trigger):
+    WORD = "INTERRUPT"
+
+    def attack(self) -> None:
+        raise KeyboardInterrupt
+
+
+class GeneratorExitOnStop(_Trigger):
+    WORD = "STOP"
+
+    def attack(self) -> None:
+        raise GeneratorExit
+
+
+class HardExitsOnExit(_Trigger):
+    """Ends its process without cleanup: only `python-isolated:` survives it."""
+
+    WORD = "EXIT"
+
+    def attack(self) -> None:
+        os._exit(7)
+
+
+class SegfaultsOnCrash(_Trigger):
+    WORD = "CRASH"
+
+    def attack(self) -> None:
+        ctypes.string_at(0)
+
+
+class SleepsOnHang(_Trigger):
+    """Sleeps (practically) forever, and swallows the first attempt to stop it."""
+
+    WORD = "HANG"
+
+    def attack(self) -> None:
+        try:
+            time.sleep(3600)
+        except BaseException:
+            time.sleep(3600)
+
+
+class HangsOnLessThan(Normalizer):
+    """Hangs on every chunk that is exactly `<` (issue 12's 90-second target)."""
+
+    def feed(self, chunk: Chunk) -> Delta:
+        if chunk.get("content") == "<":
+            time.sleep(3600)
+        return super().feed(chunk)
+
+
+class _Evil(str):
+    """A string whose comparisons, hash and length lie or raise."""
+
+    def __eq__(self, other: object) -> bool:
+        raise RuntimeError("evil __eq__")
+
+    def __ne__(self, other: object) -> bool:
+        raise RuntimeError("evil __ne__")
+
+    def __hash__(self) -> int:
+        raise RuntimeError("evil __hash__")
+
+    def __len__(self) -> int:
+        return -1
+
+    def __str__(self) -> str:
+        return "not the text"
+
+    def __add__(self, other: Any) -> str:
+        raise RuntimeError("evil __add__")
+
+
+class ReturnsStrSubclass(Normalizer):
+    def feed(self, chunk: Chunk) -> Delta:
+        delta = super().feed(chunk)
+        return {key: _Evil(value) for key, value in delta.items()}
+
+    def finish(self) -> Delta:
+        return {key: _Evil(value) for key, value in super().finish().items()}
+
+
+def split(content: str) -> tuple[str, str]:
+    """What people write first: a plain function, not a factory of normalizers."""
+    return content, ""
+
+
+class PrintsEscapes(_Trigger):
+    """Puts terminal escape sequences into its error messages."""
+
+    WORD = "ESC"
+
+    def attack(self) -> None:
+        raise ValueError("\x1b[2J\x1b]0;pwned\x07cleared your screen")

@@ -1,0 +1,414 @@
+"""Run-level robustness of sessions (issues 10, 12 and 13), one test per defect, each with a
+real `conformance` subprocess (real signals, real `cmd:` implementations) where a user would
+meet it."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from conformance.contracts import all_checks
+from conformance.corpus.cases import bundled_cases_dir, load_corpus
+from conformance.corpus.select import Selection
+from conformance.engine.plans import result_count
+from conformance.reports import load_results, write_reports
+from conformance.reports._json import load_results as load_json
+from conformance.session import Handler, Progress, ProgressDisplay, Started
+from conformance.session.run import RunSettings, run_session
+
+ROOT = Path(__file__).resolve().parent.parent
+FAKE = ROOT / "tests" / "fakes" / "fake_impl.py"
+
+
+def cli(*args: str, cwd: Path = ROOT, timeout: float = 300) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "conformance", *args],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        timeout=timeout,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
+
+
+def fake(*modes: str) -> str:
+    return f"cmd:{sys.executable} {FAKE} {' '.join(modes)}"
+
+
+def settings(*impls: str, **overrides: object) -> RunSettings:
+    base = dict(
+        impls=impls or ("reference",),
+        option_sets=(),
+        case_dirs=(ROOT / "cases",),
+        selection=Selection((), (), (), (), all_checks(), None),
+        report_dir=None,
+        expectations_dir=None,
+        timeout=5.0,
+        validate_protocol=False,
+    )
+    return RunSettings(**{**base, **overrides})  # type: ignore[arg-type]
+
+
+# --- one orchestrator: events ---------------------------------------------------------------
+
+
+class Recorder(Handler):
+    def __init__(self) -> None:
+        self.progress_events: list[Progress] = []
+
+    def progress(self, event: Progress) -> None:
+        self.progress_events.append(event)
+
+
+def test_the_progress_total_is_the_number_of_results() -> None:
+    """Was: 4,844 announced (cases x every check of every contract) for 2,587 results."""
+    recorder = Recorder()
+    starts: list[Started] = []
+
+    class Starts(Handler):
+        def started(self, event: Started) -> None:
+            starts.append(event)
+
+    finished = run_session(settings(), [recorder, Starts()], echo=lambda *a, **k: None)
+    results = len(finished.run.implementations[0].results)
+    assert starts[0].total == results
+    assert recorder.progress_events[-1].total == results
+    assert recorder.progress_events[-1].done == results
+
+
+def test_run_started_records_the_start_time() -> None:
+    """Was: `started` was taken when the run ended."""
+    one_case = Selection((), (), ("DNTX",), (), all_checks(), None)
+    finished = run_session(
+        settings(fake("slow", "0.2"), selection=one_case), [], echo=lambda *a, **k: None
+    )
+    ended = datetime.now(UTC)
+    assert finished.run.duration > 2
+    started = datetime.fromisoformat(finished.run.started)
+    assert started <= ended - timedelta(seconds=finished.run.duration) + timedelta(seconds=1)
+
+
+# --- never green without judging --------------------------------------------------------------
+
+
+def test_an_implementation_that_judges_nothing_fails_the_run(tmp_path: Path) -> None:
+    """Was: every request answered `unsupported` was shown as ok and exited 0."""
+    args = ("run", "--impl", fake("unsupported"), "--id", "DNTX", "--report-dir", str(tmp_path))
+    done = cli(*args)
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "judged nothing" in done.stderr
+    assert "judged nothing" in (tmp_path / "report.md").read_text()
+    allowed = cli(*args, "--allow-unjudged")
+    assert allowed.returncode == 0, allowed.stdout + allowed.stderr
+
+
+def test_case_files_that_fail_to_load_are_exit_2_and_reported(tmp_path: Path) -> None:
+    """Was: "selection matches no case" and reports saying "Every check passed"."""
+    broken = tmp_path / "cases" / "broken.yaml"
+    broken.parent.mkdir()
+    broken.write_text("category: x\ncases:\n  - id: DNTX\n    slug: [unclosed\n")
+    done = cli("run", "--cases", str(broken.parent), "--report-dir", str(tmp_path / "r"))
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "matches no case" not in done.stderr
+    assert f"{broken}:" in done.stderr
+    report = (tmp_path / "r" / "report.md").read_text()
+    assert "Every check passed" not in report
+    assert "broken.yaml" in report
+    assert load_json(tmp_path / "r" / "results.json").problems
+
+
+# --- interrupts keep what was judged -----------------------------------------------------------
+
+
+@pytest.mark.parametrize(("signum", "status"), [(signal.SIGTERM, 143), (signal.SIGINT, 130)])
+def test_a_signal_keeps_what_was_judged_and_kills_the_implementation(
+    tmp_path: Path, signum: int, status: int
+) -> None:
+    """Was: SIGTERM exited 124 with no reports and an orphaned implementation; Ctrl-C said
+    "Aborted!" and lost the finished implementations' results."""
+    pidfile = tmp_path / "pid"
+    process = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "conformance",
+            "run",
+            "--impl",
+            "ref=reference",
+            "--impl",
+            "slow=" + fake("slow", "0.05", "pidfile", str(pidfile)),
+            "--report-dir",
+            str(tmp_path / "r"),
+        ],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
+    deadline = time.monotonic() + 120
+    while not pidfile.exists() or not pidfile.read_text():
+        assert time.monotonic() < deadline and process.poll() is None
+        time.sleep(0.05)
+    time.sleep(0.5)
+    process.send_signal(signum)
+    out, err = process.communicate(timeout=30)
+    assert process.returncode == status, out + err
+    run = load_results(tmp_path / "r" / "results.json")
+    assert run.stopped and signal.Signals(signum).name in run.stopped
+    ref, slow = run.implementations
+    total = result_count(load_corpus([bundled_cases_dir()]).cases, all_checks())
+    assert len(ref.results) == total and ref.not_run == 0
+    assert slow.not_run == total - len(slow.results) > 0
+    assert "INCOMPLETE" in (tmp_path / "r" / "report.md").read_text()
+    pid = int(pidfile.read_text())
+    for _ in range(100):
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            break
+        time.sleep(0.05)
+    else:
+        pytest.fail(f"the implementation (pid {pid}) outlived the harness")
+
+
+# --- time is bounded -------------------------------------------------------------------------
+
+
+def test_the_budget_ends_the_run_and_reports_what_did_not_run(tmp_path: Path) -> None:
+    """Was: no overall budget (an implementation answering slowly took hours)."""
+    started = time.monotonic()
+    done = cli(
+        "run", "--impl", fake("slow", "0.05"), "--budget", "3", "--report-dir", str(tmp_path)
+    )
+    assert time.monotonic() - started < 30
+    assert done.returncode == 1, done.stdout + done.stderr
+    run = load_results(tmp_path / "results.json")
+    assert run.stopped and "budget" in run.stopped
+    assert run.implementations[0].not_run > 0
+
+
+def test_progress_on_a_non_terminal_is_a_line_now_and_then() -> None:
+    """Was: no progress at all when stderr is not a terminal (CI logs)."""
+
+    class Log:
+        def __init__(self) -> None:
+            self.text = ""
+
+        def write(self, text: str) -> None:
+            self.text += text
+
+        def flush(self) -> None:
+            pass
+
+        def isatty(self) -> bool:
+            return False
+
+    now = [0.0]
+    log = Log()
+    display = ProgressDisplay(log, interval=10, minimum=5, clock=lambda: now[0])  # type: ignore[arg-type]
+    for done in range(1, 1001):
+        now[0] = done * 0.1  # 100 s in all
+        display.progress(Progress("impl", done, 1000, done, 1000))
+    lines = log.text.splitlines()
+    assert 5 <= len(lines) <= 12, lines
+    assert lines[0].startswith("progress: impl: ")
+    assert "\r" not in log.text and "\033" not in log.text
+
+
+# --- memory is bounded -----------------------------------------------------------------------
+
+
+def peak_rss_mb(*args: str, cwd: Path) -> tuple[float, subprocess.CompletedProcess[str]]:
+    """Run `conformance ARGS` in a child and return its peak resident memory."""
+    code = (
+        "import resource, subprocess, sys\n"
+        "done = subprocess.run(sys.argv[1:], capture_output=True, text=True)\n"
+        "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)\n"
+        "sys.stderr.write(done.stdout + done.stderr)\n"
+        "sys.exit(done.returncode)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code, sys.executable, "-m", "conformance", *args],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
+    return int(done.stdout.split()[-1]) / 1024, done
+
+
+def test_splits_of_a_long_case_stay_within_bounded_memory(tmp_path: Path) -> None:
+    """Was: every split request built at once; 20,000 characters took 1.2 GB."""
+    half = 6_000
+    case = {
+        "category": "long",
+        "cases": [
+            {
+                "id": "LQNG",
+                "slug": "long-case",
+                "title": "A long case",
+                "taxonomy": "BLOCK.inline",
+                "level": "must",
+                "chunks": ["<think>" + "t" * half + "</think>" + "a" * half],
+                "expected": {"assistant": "a" * half, "thinking": "t" * half},
+                "provenance": [{"kind": "spec", "ref": "SPEC 7.1"}],
+            }
+        ],
+    }
+    (tmp_path / "long.yaml").write_text(json.dumps(case))
+    peak, done = peak_rss_mb(
+        "run", "--cases", "long.yaml", "--check", "splits", "--report-dir", "r", cwd=tmp_path
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert peak < 200, f"peak {peak:.0f} MB"
+
+
+def test_a_huge_reply_gives_small_reports(tmp_path: Path) -> None:
+    """Was: reasons and reports embedded the whole divergent text (200 MB -> 830 MB)."""
+    done = cli(
+        "run",
+        "--impl",
+        "python:tests.broken_impls:HugeReply",
+        "--id",
+        "DNTX",
+        "--check",
+        "stream",
+        "--check",
+        "whole",
+        "--report-dir",
+        str(tmp_path),
+    )
+    assert done.returncode == 1, done.stderr[-2000:]
+    size = sum(path.stat().st_size for path in tmp_path.iterdir())
+    assert size < 1_000_000, size
+    result = load_results(tmp_path / "results.json").implementations[0].results[0]
+    assert result.digests is not None
+    digest = result.digests["actual.assistant"]
+    assert digest["length"] == 20_000_000 + len("The answer is 4.")
+    assert len(result.actual["assistant"]) < 10_000  # type: ignore[index]
+
+
+# --- atomic reports --------------------------------------------------------------------------
+
+
+def test_a_concurrent_reader_never_sees_a_partial_results_file(tmp_path: Path) -> None:
+    """Was: reports written in place; a reader saw an empty results.json 64 times."""
+    finished = run_session(settings(), [], echo=lambda *a, **k: None)
+    write_reports(finished.run, tmp_path)
+    seen: list[str] = []
+    stop = threading.Event()
+
+    def read() -> None:
+        while not stop.is_set():
+            text = (tmp_path / "results.json").read_text()
+            try:
+                json.loads(text)
+            except ValueError:
+                seen.append(text[:40])
+
+    reader = threading.Thread(target=read)
+    reader.start()
+    for _ in range(10):
+        write_reports(finished.run, tmp_path)
+    stop.set()
+    reader.join()
+    assert not seen
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        "junit.xml",
+        "report.html",
+        "report.md",
+        "results.json",
+    ]
+
+
+# --- fuzz --------------------------------------------------------------------------------------
+
+
+def test_fuzz_stops_an_implementation_whose_connection_gave_up(tmp_path: Path) -> None:
+    """Was: every later property ERROR after 3 examples, shrunk to an empty input, and case
+    files written that do not reproduce."""
+    impl = "dies=" + fake("exit-after", "30", "once", str(tmp_path / "started"))
+    done = cli(
+        "fuzz",
+        "--impl",
+        impl,
+        # The fake is chunking-invariant and idempotent: only the lost connection fails these.
+        "--property",
+        "chunking",
+        "--property",
+        "idempotence",
+        "--max-examples",
+        "200",
+        "--database",
+        "none",
+        "--seed",
+        "1",
+        "--report-dir",
+        str(tmp_path / "r"),
+    )
+    assert done.returncode == 1, done.stdout + done.stderr
+    fuzz = load_results(tmp_path / "r" / "results.json").implementations[0].fuzz
+    assert fuzz and all(r.verdict.value == "ERROR" for r in fuzz)
+    assert "connection was lost during fuzzing: gave up" in fuzz[0].reason
+    assert fuzz[1].reason.startswith("not fuzzed: the connection was lost")
+    assert fuzz[1].examples == 0
+    assert not (tmp_path / "r" / "found").exists()
+
+
+@pytest.mark.parametrize("label", ["../../escaped", "a/b"])
+def test_found_case_files_stay_in_the_report_directory(tmp_path: Path, label: str) -> None:
+    """Was: `../` in the label wrote outside reports/found/, `/` crashed fuzz."""
+    reports = tmp_path / "work" / "reports"
+    reports.parent.mkdir()
+    done = cli(
+        "fuzz",
+        "--impl",
+        f"{label}=python:tests.broken_impls:NoCarry",
+        "--property",
+        "differential",
+        "--max-examples",
+        "300",
+        "--database",
+        "none",
+        "--seed",
+        "3",
+        "--report-dir",
+        str(reports),
+    )
+    assert done.returncode == 1, done.stdout + done.stderr
+    written = [p for p in tmp_path.rglob("*.yaml")]
+    assert written and all(reports / "found" in p.parents for p in written), written
+    assert load_results(reports / "results.json").implementations[0].fuzz
+
+
+# --- each command its own report directory --------------------------------------------------
+
+
+def test_run_then_fuzz_leaves_the_run_reports_intact(tmp_path: Path) -> None:
+    """Was: fuzz and replay wrote the same reports/ as run; CI lost the run's JUnit."""
+    run = cli("run", "--id", "DNTX", cwd=tmp_path)
+    assert run.returncode == 0, run.stderr
+    junit = (tmp_path / "reports" / "run" / "junit.xml").read_bytes()
+    fuzz = cli(
+        "fuzz",
+        "--property",
+        "differential",
+        "--max-examples",
+        "5",
+        "--database",
+        "none",
+        cwd=tmp_path,
+    )
+    assert fuzz.returncode == 0, fuzz.stderr
+    assert (tmp_path / "reports" / "run" / "junit.xml").read_bytes() == junit
+    assert (tmp_path / "reports" / "fuzz" / "junit.xml").exists()
