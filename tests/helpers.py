@@ -29,6 +29,9 @@ ROOT = Path(__file__).resolve().parent.parent
 
 #: How the tests start the command as a real process: this interpreter, this checkout.
 COMMAND = (sys.executable, "-m", "conformance")
+#: The console script `pip install` wrote next to this interpreter; unlike `python -m`, it
+#: does not put the current directory on sys.path.
+SCRIPT = str(Path(sys.executable).parent / "conformance")
 
 
 @functools.cache
@@ -81,11 +84,13 @@ def conformance_process(
     cwd: Path = ROOT,
     env: Mapping[str, str] | None = None,
     timeout: float = 300,
+    script: bool = False,
 ) -> Ran:
-    """`conformance ARGS` as a real process, the way a user or a CI job runs it."""
+    """`conformance ARGS` as a real process, the way a user or a CI job runs it: `python -m
+    conformance`, or with `script` the installed console script."""
     argv = tuple(map(str, args))
     done = subprocess.run(
-        [*COMMAND, *argv],
+        [*((SCRIPT,) if script else COMMAND), *argv],
         capture_output=True,
         text=True,
         cwd=cwd,

@@ -49,6 +49,7 @@ def corpus(tmp_path: Path) -> Path:
     return tmp_path
 
 
+@pytest.mark.slow  # every case under every profile; .ci/run also runs `conformance check`
 def test_the_bundled_corpus_is_consistent():
     result = cli("check")
     assert result.returncode == 0, result.stdout + result.stderr

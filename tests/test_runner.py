@@ -49,13 +49,13 @@ def test_the_reference_passes_every_case_and_check():
 @pytest.mark.parametrize(
     "options",
     [
-        # The default tier runs the profile with the extra assertion; `conformance check`
-        # proves every expectation under every profile there too.
+        # Each a whole-corpus run: the slow tier's (the default tier runs the reference under
+        # another profile, with derived cases, in tests/test_derive.py).
         pytest.param({"matching": "tolerant"}, marks=pytest.mark.slow),
         pytest.param({"delimiters": "extended"}, marks=pytest.mark.slow),
         pytest.param({"native_with_tags": "merge"}, marks=pytest.mark.slow),
         pytest.param({"unclosed_at_end": "drop"}, marks=pytest.mark.slow),
-        {"start_in_reasoning": True},
+        pytest.param({"start_in_reasoning": True}, marks=pytest.mark.slow),
     ],
 )
 def test_the_reference_passes_under_every_profile(options):
