@@ -2,9 +2,9 @@
 
 Reads the JSON report of `coverage run -m pytest -n 2` (`coverage json`). A module counts as
 run when the body of one of its functions ran, not just its definitions (a module without
-functions: when any of its statements ran). The slow tier adds depth, never a module: a
-module only the slow tier reaches is a module the everyday `python -m pytest -n 2` leaves
-untested.
+functions, or only stubs such as a Protocol's: when any of its statements ran). The slow
+tier adds depth, never a module: a module only the slow tier reaches is a module the
+everyday `python -m pytest -n 2` leaves untested.
 
     python .ci/every_module_runs.py coverage.json
 """
@@ -26,7 +26,11 @@ def not_run(report: dict) -> list[str]:
     for name, entry in sorted(report["files"].items()):
         if entry["summary"]["num_statements"] == 0:
             continue  # an empty __init__.py
-        functions = [f for key, f in entry.get("functions", {}).items() if key]
+        functions = [
+            f
+            for key, f in entry.get("functions", {}).items()
+            if key and f["summary"]["num_statements"]  # not the module, not a `...` stub
+        ]
         if functions:
             ran = any(f["summary"]["covered_lines"] for f in functions)
         else:
