@@ -1,7 +1,10 @@
 """The project's own pytest configuration.
 
+- Two tiers: the default run leaves out the tests marked `slow`; `-m slow` runs just those
+  (pyproject.toml, README "Tests").
 - Hypothesis profiles: `ci` (deterministic, bounded: what `.ci/run` uses), `dev` (the default
   here), `nightly` (long); choose with HYPOTHESIS_PROFILE.
+- Under `-n`, the tests of a module whose setup is costly share one worker (ONE_WORKER).
 - The conformance plugin is active when the suite runs from a checkout, installed or not.
 """
 
@@ -9,7 +12,9 @@ from __future__ import annotations
 
 import os
 from importlib.metadata import entry_points
+from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, settings
 
 settings.register_profile(
@@ -26,3 +31,26 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci" if os.environ.ge
 pytest_plugins = ["pytester"]
 if not entry_points(group="pytest11", name="conformance"):
     pytest_plugins.append("conformance.pytest_plugin")
+
+
+#: Test modules whose tests all run on one xdist worker, because their module-scoped setup is
+#: costly and would otherwise be paid by every worker: importing the adapters' libraries
+#: (torch among them), building the Rust example.
+ONE_WORKER = ("tests/test_adapters.py", "tests/test_examples.py")
+
+
+@pytest.hookimpl(tryfirst=True, optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """`--dist load` (xdist's default), except that each module of ONE_WORKER is one unit of
+    work. `--dist loadgroup` with `xdist_group` marks would say the same, but it groups by a
+    suffix xdist adds to node IDs, which pytest 9.2 no longer takes (pytest-xdist#1386)."""
+    if config.getvalue("dist") != "load":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    class OneWorkerPerCostlyModule(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            module = nodeid.split("::", 1)[0]
+            return module if module in ONE_WORKER else nodeid
+
+    return OneWorkerPerCostlyModule(config, log)

@@ -11,13 +11,14 @@ import pytest
 
 from conformance.adapters import ADAPTERS, EXPECTATIONS_DIR, NODE_DIR, Adapter, adapter
 from conformance.adapters._common import installed_version
-from conformance.corpus.cases import bundled_cases_dir, load_corpus
 from conformance.corpus.expectations import load_expected_failures
 from conformance.engine.runner import run_implementation
 from conformance.model.chunks import Chunk
 from conformance.transport.connections import Connection, Ok, StreamRequest, WholeRequest
 from conformance.transport.impls import connect
 from conformance.transport.spec import parse_impl
+
+from .helpers import bundled_corpus
 
 # The libraries warn about their own internals on import (pydantic schemas, torch); not ours.
 pytestmark = pytest.mark.filterwarnings("ignore::UserWarning", "ignore::DeprecationWarning")
@@ -121,8 +122,9 @@ def available(candidate: Adapter) -> Adapter:
     return candidate
 
 
-@pytest.fixture(params=[a.label for a in ADAPTERS])
+@pytest.fixture(scope="module", params=[a.label for a in ADAPTERS])
 def live(request: pytest.FixtureRequest) -> Iterator[tuple[Adapter, Connection]]:
+    """One connection per adapter for the module: every request starts from fresh state."""
     candidate = available(adapter(request.param))
     connection = connect(parse_impl(f"{candidate.label}={candidate.spec}"), timeout=30)
     yield candidate, connection
@@ -199,15 +201,14 @@ def test_an_adapter_without_its_library_says_how_to_install_it() -> None:
     )
 
 
+@pytest.mark.slow
 def test_adapter_behaves_as_its_expectation_file_says(live: tuple[Adapter, Connection]) -> None:
     """The whole corpus with the adapter's expected failures: green while the library and the
     corpus stay as they were. A FAIL is a regression, an XPASS a fix: after review, run
     `conformance matrix --update-expectations` (docs/ecosystem.md)."""
     candidate, connection = live
     expected = load_expected_failures(EXPECTATIONS_DIR / f"{candidate.label}.yaml")
-    run = run_implementation(
-        connection, load_corpus([bundled_cases_dir()]).cases, expected_failures=expected
-    )
+    run = run_implementation(connection, bundled_corpus().cases, expected_failures=expected)
     surprises = sorted(
         f"{r.case} {r.check} {r.verdict.value}" for r in run.results if not r.verdict.ok
     )

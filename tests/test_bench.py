@@ -5,8 +5,9 @@ Timings are printed, never asserted beyond sanity: tests do not measure speed.""
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
+
+import pytest
 
 from conformance.model.document import cut, realistic_document
 from conformance.reference import Normalizer
@@ -20,6 +21,8 @@ from conformance.tools.bench_figures import (
 )
 from conformance.transport.impls import connect
 from conformance.transport.spec import parse_impl
+
+from .helpers import cli
 
 TINY = BenchSettings(document_size=20_000, growth_sizes=(20_000, 200_000), repeats=1)
 REFERENCE_CMD = f"cmd:{sys.executable} -m conformance.reference"
@@ -147,24 +150,17 @@ def test_growth_is_flagged_superlinear_well_above_the_size_ratio() -> None:
     )
 
 
+@pytest.mark.slow
 def test_bench_command_quick_side_by_side() -> None:
-    done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "conformance",
-            "bench",
-            "--quick",
-            "--impl",
-            "reference",
-            "--impl",
-            f"ref-cmd={REFERENCE_CMD}",
-            "--format",
-            "json",
-        ],
-        capture_output=True,
-        text=True,
-        timeout=120,
+    done = cli(
+        "bench",
+        "--quick",
+        "--impl",
+        "reference",
+        "--impl",
+        f"ref-cmd={REFERENCE_CMD}",
+        "--format",
+        "json",
     )
     assert done.returncode == 0, done.stdout + done.stderr
     data = json.loads(done.stdout)

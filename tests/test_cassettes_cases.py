@@ -18,13 +18,15 @@ from conformance.cassettes import (
 )
 from conformance.cassettes._secrets import scan
 from conformance.cli.main import main
-from conformance.corpus.cases import PENDING_REVIEW, bundled_cases_dir, load_corpus, load_file
+from conformance.corpus.cases import PENDING_REVIEW, bundled_cases_dir, load_file
 from conformance.engine.runner import run_implementation
 from conformance.model.results import Verdict
 from conformance.transport.impls import connect
 from conformance.transport.spec import parse_impl
 
-CORPUS = load_corpus([bundled_cases_dir()])
+from .helpers import bundled_corpus
+
+CORPUS = bundled_corpus()
 CASSETTE_CASES = [case for case in CORPUS.cases if case.cassette is not None]
 TAXONOMY = (bundled_cases_dir() / "taxonomy.yaml").read_text()
 CHAT = "https://api.example.com/v1/chat/completions"

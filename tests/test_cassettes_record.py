@@ -1,14 +1,12 @@
 """Recording and approving captures, end to end against the fake provider on 127.0.0.1:
-`conformance record` (a real process, a real request, vcrpy recording), scrubbing, the
-credential scan, then `conformance approve` -> pending -> `--accept` -> a passing case."""
+`conformance record` (a real request, vcrpy recording), scrubbing, the credential scan, then
+`conformance approve` -> pending -> `--accept` -> a passing case. The commands run in this
+process; the whole journey also runs as real processes (slow tier)."""
 
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -20,6 +18,7 @@ from conformance.cassettes._secrets import scan
 from conformance.corpus.cases import bundled_cases_dir
 
 from .fake_provider import FakeProviderServer
+from .helpers import ROOT, Ran, cli, conformance_process
 
 KEY = "sk-test-fake0123456789abcdefXYZ"
 SECRETS = [
@@ -43,21 +42,26 @@ def provider() -> Iterator[str]:
         yield url
 
 
-def conformance(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "FAKE_KEY": KEY}
-    return subprocess.run(
-        [sys.executable, "-m", "conformance", *args],
-        capture_output=True,
-        text=True,
-        cwd=cwd,
-        env=env,
-        timeout=120,
-    )
+def conformance(*args: str, cwd: Path = ROOT) -> Ran:
+    """`conformance ARGS` in this process, with the key the fake provider expects."""
+    return cli(*args, cwd=cwd, env={"FAKE_KEY": KEY})
 
 
-def record(provider: str, out: Path, family: str, *more: str, model: str = "fake-native"):
+def as_process(*args: str, cwd: Path = ROOT) -> Ran:
+    """`conformance ARGS` as a real process, with the key the fake provider expects."""
+    return conformance_process(*args, cwd=cwd, env={"FAKE_KEY": KEY}, timeout=120)
+
+
+def record(
+    provider: str,
+    out: Path,
+    family: str,
+    *more: str,
+    model: str = "fake-native",
+    run: Callable[..., Ran] = conformance,
+) -> Ran:
     base = provider + "/v1" if family.startswith("openai") else provider
-    return conformance(
+    return run(
         "record",
         "--provider",
         family,
@@ -165,10 +169,19 @@ def small_corpus(tmp_path: Path, *entries: str) -> None:
     (tmp_path / "cassettes" / "fake").mkdir(parents=True)
 
 
-def test_a_new_capture_is_approved_reviewed_and_accepted(provider: str, tmp_path: Path):
+@pytest.mark.parametrize(
+    "conformance",
+    [conformance, pytest.param(as_process, marks=pytest.mark.slow)],
+    ids=["in-process", "processes"],
+)
+def test_a_new_capture_is_approved_reviewed_and_accepted(
+    conformance: Callable[..., Ran], provider: str, tmp_path: Path
+):
+    """The whole journey; in the slow tier each step is a real process, as a user runs it."""
     small_corpus(tmp_path, "SPLIT.open")
     out = tmp_path / "cassettes" / "fake" / "tags-stream.yaml"
-    assert record(provider, out, "anthropic", "--stream", model="fake-tags").returncode == 0
+    recorded = record(provider, out, "anthropic", "--stream", model="fake-tags", run=conformance)
+    assert recorded.returncode == 0
     pending = conformance("approve", "cassettes/fake/tags-stream.yaml", cwd=tmp_path)
     assert pending.returncode == 0, pending.stderr
     written = next((tmp_path / "cases" / "pending").glob("*.yaml"))

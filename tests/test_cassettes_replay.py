@@ -9,7 +9,6 @@ import json
 import shutil
 import socket
 import subprocess
-import sys
 import urllib.request
 from collections.abc import Iterable, Iterator
 from pathlib import Path
@@ -22,13 +21,15 @@ from conformance.capture.http import replay_run
 from conformance.capture.serve import ReplayServer
 from conformance.cassettes import bundled_cassettes_dir, decode_cassette, load_cassette
 from conformance.cli.main import main
-from conformance.corpus.cases import bundled_cases_dir, load_corpus
+from conformance.corpus.cases import bundled_cases_dir
 from conformance.interface import HttpCall, implementation
 from conformance.model.options import Options
 from conformance.model.results import ImplementationInfo, Verdict
 from conformance.reference import Normalizer
 
-CASES = [case for case in load_corpus([bundled_cases_dir()]).cases if case.cassette is not None]
+from .helpers import bundled_corpus, conformance_popen
+
+CASES = [case for case in bundled_corpus().cases if case.cassette is not None]
 CHAT_SSE = [
     case
     for case in CASES
@@ -221,20 +222,9 @@ def test_unknown_paths_and_bad_verdicts_are_explained(adversarial: ReplayServer)
 
 
 def test_the_serve_command_and_a_client_in_another_language(tmp_path: Path):
-    process = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "conformance",
-            "serve",
-            str(bundled_cassettes_dir()),
-            "--port",
-            "0",
-            "--split",
-            "adversarial",
-        ],
+    process = conformance_popen(
+        *("serve", bundled_cassettes_dir(), "--port", "0", "--split", "adversarial"),
         stdout=subprocess.PIPE,
-        text=True,
     )
     try:
         assert process.stdout is not None

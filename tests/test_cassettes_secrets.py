@@ -1,6 +1,6 @@
 """No credential reaches the corpus: the one scanner, and `record`, `approve`, `approve
 --accept` and `check` using it. Recording is end to end against the fake provider on
-127.0.0.1 (a real `conformance record` process, a real request)."""
+127.0.0.1 (`conformance record`, a real request)."""
 
 from __future__ import annotations
 

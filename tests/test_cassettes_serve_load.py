@@ -7,7 +7,6 @@ from __future__ import annotations
 import importlib.util
 import socket
 import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -16,6 +15,8 @@ import pytest
 
 from conformance.capture.serve import ReplayServer
 from conformance.cassettes import bundled_cassettes_dir, load_cassette
+
+from .helpers import cli, conformance_popen
 
 # The clients of benchmarks/bench_serve.py, so the test measures what the benchmark does.
 _spec = importlib.util.spec_from_file_location(
@@ -31,14 +32,10 @@ STREAM = "deepseek/reasoner-stream"
 
 class Served:
     def __init__(self, *flags: str) -> None:
-        self.process = subprocess.Popen(
-            [
-                *(sys.executable, "-m", "conformance", "serve", str(bundled_cassettes_dir())),
-                *("--port", "0", *flags),
-            ],
+        self.process = conformance_popen(
+            *("serve", bundled_cassettes_dir(), "--port", "0", *flags),
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
-            text=True,
         )
         assert self.process.stdout is not None
         first = self.process.stdout.readline()
@@ -80,6 +77,7 @@ def replay_ok(server: Served) -> bool:
     return body == load_cassette(bundled_cassettes_dir() / f"{STREAM}.yaml").interactions[0].body
 
 
+@pytest.mark.slow
 def test_two_hundred_concurrent_replays_are_all_served_quickly(served: Served):
     # A listen backlog of 5 dropped connections: 200 clients took tens of seconds and many
     # timed out. benchmarks/bench_serve.py measures the real figure; this bound is generous.
@@ -136,12 +134,8 @@ def test_a_client_that_leaves_mid_stream_is_one_log_line():
     ],
 )
 def test_out_of_range_port_and_delay_are_usage_errors(flags: list[str], message: str):
-    result = subprocess.run(
-        [sys.executable, "-m", "conformance", "serve", str(bundled_cassettes_dir()), *flags],
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    # Refused by the option types before the command runs: no server is started here.
+    result = cli("serve", bundled_cassettes_dir(), *flags)
     assert result.returncode == 2, result.stderr
     assert message in result.stderr and "Traceback" not in result.stderr
 

@@ -3,15 +3,13 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from conformance.corpus.cases import bundled_cases_dir
 
-ROOT = Path(__file__).resolve().parent.parent
+from .helpers import cli
 
 TAXONOMY = """\
 entries:
@@ -44,16 +42,6 @@ cases:
 """
 
 
-def conformance(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "conformance", *args],
-        capture_output=True,
-        text=True,
-        cwd=cwd or ROOT,
-        timeout=120,
-    )
-
-
 @pytest.fixture
 def corpus(tmp_path: Path) -> Path:
     (tmp_path / "taxonomy.yaml").write_text(TAXONOMY)
@@ -61,8 +49,9 @@ def corpus(tmp_path: Path) -> Path:
     return tmp_path
 
 
+@pytest.mark.slow  # every case under every profile; .ci/run also runs `conformance check`
 def test_the_bundled_corpus_is_consistent():
-    result = conformance("check")
+    result = cli("check")
     assert result.returncode == 0, result.stdout + result.stderr
     count = int(result.stderr.split()[0])
     assert count >= 200
@@ -70,7 +59,7 @@ def test_the_bundled_corpus_is_consistent():
 
 
 def test_a_good_corpus_passes(corpus: Path):
-    result = conformance("check", "--cases", str(corpus))
+    result = cli("check", "--cases", str(corpus))
     assert result.returncode == 0, result.stdout + result.stderr
     assert "2 cases in 1 files: 0 problems" in result.stderr
 
@@ -83,7 +72,7 @@ def test_malformed_yaml_names_file_and_line_and_other_files_are_still_checked(co
         .replace("M4PX", "M4PY")
         .replace("slug: ", "slug: w-")
     )
-    result = conformance("check", "--cases", str(corpus))
+    result = cli("check", "--cases", str(corpus))
     assert result.returncode == 2
     assert f"{corpus / 'broken.yaml'}:5: malformed YAML" in result.stdout
     # The good and the wrong file were still checked.
@@ -93,7 +82,7 @@ def test_malformed_yaml_names_file_and_line_and_other_files_are_still_checked(co
 def test_schema_violations_point_at_the_case(corpus: Path):
     bad = GOOD.replace("    level: must\n", "", 1).replace('"M4PX"', '"M4P1"')
     (corpus / "good.yaml").write_text(bad)
-    result = conformance("check", "--cases", str(corpus))
+    result = cli("check", "--cases", str(corpus))
     assert result.returncode == 2
     assert f"{corpus / 'good.yaml'}:3: cases/0: 'level' is a required property" in result.stdout
     assert "cases/1/id: 'M4P1' does not match" in result.stdout
@@ -104,7 +93,7 @@ def test_identity_taxonomy_and_hygiene_problems(corpus: Path):
     second = second.replace("title: An orphan close", "title: An orphan close\n    title: twice")
     (corpus / "second.yaml").write_text(second.replace("done</think>", "done\t</think>"))
     (corpus / "retired-ids.txt").write_text("# retired\nM4PX reused by mistake once\n")
-    result = conformance("check", "--cases", str(corpus))
+    result = cli("check", "--cases", str(corpus))
     out = result.stdout
     assert "duplicate case ID 'K7QF', first used at" in out
     assert "case ID M4PX is retired" in out
@@ -126,7 +115,7 @@ def test_disagreement_with_the_reference_suggests_a_variant(corpus: Path):
             'expected: {assistant: "", thinking: "plan"}',
         )
     )
-    result = conformance("check", "--cases", str(corpus), "--suggest")
+    result = cli("check", "--cases", str(corpus), "--suggest")
     assert result.returncode == 1
     assert "K7QF: under options unclosed_at_end=drop the reference disagrees" in result.stdout
     assert '- when: {"unclosed_at_end": "drop"}' in result.stdout
@@ -135,7 +124,7 @@ def test_disagreement_with_the_reference_suggests_a_variant(corpus: Path):
 
 def test_conservation_catches_invented_text(corpus: Path):
     (corpus / "good.yaml").write_text(GOOD.replace('thinking: "plan"}', 'thinking: "plan!"}'))
-    result = conformance("check", "--cases", str(corpus))
+    result = cli("check", "--cases", str(corpus))
     assert (
         "conservation fails for the stream expectation: characters that are not in the "
         "input: '!'" in result.stdout
@@ -144,13 +133,13 @@ def test_conservation_catches_invented_text(corpus: Path):
 
 def test_uncovered_taxonomy_entries_are_reported(corpus: Path):
     (corpus / "taxonomy.yaml").write_text(TAXONOMY + '  WS.crlf: {section: "6.6", title: "x"}\n')
-    result = conformance("check", "--cases", str(corpus))
+    result = cli("check", "--cases", str(corpus))
     assert result.returncode == 1
     assert "taxonomy entry WS.crlf has no case" in result.stdout
 
 
 def test_dump_gives_every_case_with_a_content_hash(corpus: Path):
-    result = conformance("dump", "--format", "json", "--cases", str(corpus))
+    result = cli("dump", "--format", "json", "--cases", str(corpus))
     assert result.returncode == 0, result.stderr
     data = json.loads(result.stdout)
     assert [case["id"] for case in data["cases"]] == ["K7QF", "M4PX"]
@@ -158,13 +147,13 @@ def test_dump_gives_every_case_with_a_content_hash(corpus: Path):
     assert all(case["hash"].startswith("sha256:") for case in data["cases"])
     assert data["options"]["default"]["delimiters"] == "think"
     (corpus / "good.yaml").write_text(GOOD.replace("An inline block", "An inline block!"))
-    again = json.loads(conformance("dump", "--cases", str(corpus)).stdout)
+    again = json.loads(cli("dump", "--cases", str(corpus)).stdout)
     assert again["cases"][0]["hash"] != data["cases"][0]["hash"]
     assert again["cases"][1]["hash"] == data["cases"][1]["hash"]
 
 
 def test_spec_taxonomy_table_is_up_to_date():
-    result = conformance("taxonomy", "--check", "SPEC.md")
+    result = cli("taxonomy", "--check", "SPEC.md")
     assert result.returncode == 0, result.stderr
 
 

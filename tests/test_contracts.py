@@ -10,15 +10,16 @@ from pathlib import Path
 
 import pytest
 
-from conformance.corpus.cases import ContractCase, bundled_cases_dir, load_corpus
+from conformance.corpus.cases import ContractCase
 from conformance.corpus.select import Selection
 from conformance.engine.runner import run_implementation
 from conformance.model.results import Verdict
 from conformance.transport.impls import connect
 from conformance.transport.spec import parse_impl
 
-ROOT = Path(__file__).resolve().parent.parent
-CASES = load_corpus([bundled_cases_dir()]).cases
+from .helpers import bundled_corpus, cli
+
+CASES = bundled_corpus().cases
 CONTRACT_CASES = [case for case in CASES if isinstance(case, ContractCase)]
 REFERENCE_CMD = f"cmd:{sys.executable} -m conformance.reference"
 
@@ -66,25 +67,16 @@ def test_hello_announces_the_capabilities():
 def test_selection_by_check_and_the_cli(tmp_path: Path):
     chosen = Selection(checks=("render",)).apply(CASES)
     assert chosen
-    result = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "conformance",
-            "run",
-            "--check",
-            "render",
-            "--check",
-            "egress",
-            "--impl",
-            "python:tests.broken_impls:RenderDropsClose",
-            "--report-dir",
-            str(tmp_path),
-        ],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        timeout=300,
+    result = cli(
+        "run",
+        "--check",
+        "render",
+        "--check",
+        "egress",
+        "--impl",
+        "python:tests.broken_impls:RenderDropsClose",
+        "--report-dir",
+        str(tmp_path),
     )
     assert result.returncode == 1, result.stdout + result.stderr
     data = json.loads((tmp_path / "results.json").read_text())
@@ -95,13 +87,7 @@ def test_selection_by_check_and_the_cli(tmp_path: Path):
 
 
 def test_dump_carries_contract_cases():
-    result = subprocess.run(
-        [sys.executable, "-m", "conformance", "dump"],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        timeout=120,
-    )
+    result = cli("dump")
     cases = json.loads(result.stdout)["cases"]
     egress = [case for case in cases if case.get("contract") == "egress"]
     assert egress and all("input" in case and "expected" in case for case in egress)
@@ -112,31 +98,23 @@ def test_changing_the_stored_history_is_an_error():
     assert counts[Verdict.ERROR] > 0
 
 
+@pytest.mark.slow
 def test_fuzzing_the_contracts(tmp_path: Path):
     def fuzz(impl: str, prop: str, name: str) -> dict:
-        subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "conformance",
-                "fuzz",
-                "--impl",
-                impl,
-                "--property",
-                prop,
-                "--seed",
-                "3",
-                "--database",
-                "none",
-                "--max-examples",
-                "200",
-                "--report-dir",
-                str(tmp_path / name),
-            ],
-            capture_output=True,
-            text=True,
-            cwd=ROOT,
-            timeout=300,
+        cli(
+            "fuzz",
+            "--impl",
+            impl,
+            "--property",
+            prop,
+            "--seed",
+            "3",
+            "--database",
+            "none",
+            "--max-examples",
+            "200",
+            "--report-dir",
+            str(tmp_path / name),
         )
         data = json.loads((tmp_path / name / "results.json").read_text())
         return data["implementations"][0]["fuzz"][0]
@@ -147,13 +125,7 @@ def test_fuzzing_the_contracts(tmp_path: Path):
     found = fuzz("python:tests.broken_impls:RenderDropsClose", "render", "bad-render")
     assert found["verdict"] == "FAIL" and found["counterexample"]["contract"] == "render"
     case_file = Path(found["case_file"])
-    checked = subprocess.run(
-        [sys.executable, "-m", "conformance", "check", "--cases", str(case_file.parent)],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        timeout=120,
-    )
+    checked = cli("check", "--cases", str(case_file.parent))
     assert checked.returncode == 0, checked.stdout + checked.stderr
     bad = fuzz("python:tests.broken_impls:EgressSendsEmptyReasoning", "egress", "bad-egress")
     assert bad["verdict"] == "FAIL"

@@ -3,15 +3,12 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from collections import Counter
-from pathlib import Path
 
 import pytest
 import yaml
 
-from conformance.corpus.cases import Case, bundled_cases_dir, case_from_mapping, load_corpus
+from conformance.corpus.cases import Case, bundled_cases_dir, case_from_mapping
 from conformance.corpus.check import check_corpus, load_taxonomy, reference_output
 from conformance.corpus.derive import derived_forms, for_profile
 from conformance.corpus.model import Corpus
@@ -23,8 +20,9 @@ from conformance.model.results import Verdict
 from conformance.transport.impls import connect
 from conformance.transport.spec import parse_impl
 
-ROOT = Path(__file__).resolve().parent.parent
-CASES = load_corpus([bundled_cases_dir()]).cases
+from .helpers import bundled_corpus, cli
+
+CASES = bundled_corpus().cases
 SEED = [{"open": "<seed:think>", "close": "</seed:think>"}]
 #: The profiles issue 11 names: each must leave at most 10% of the reference's checks SKIP.
 PROFILES = [
@@ -33,6 +31,15 @@ PROFILES = [
     {"delimiters": "kimi"},
     {"delimiters": SEED},
     {"delimiters": "think_only"},
+]
+#: Each a whole-corpus run: the default tier runs one, the slow tier the others.
+TIERED_PROFILES = [
+    pytest.param(
+        profile,
+        marks=[] if profile == {"delimiters": "bracket"} else [pytest.mark.slow],
+        id=json.dumps(profile),
+    )
+    for profile in PROFILES
 ]
 
 
@@ -49,16 +56,6 @@ def case(chunks: list, expected: dict, **extra) -> Case:
             "provenance": [],
             **extra,
         }
-    )
-
-
-def cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "conformance", *args],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        timeout=600,
     )
 
 
@@ -115,7 +112,7 @@ def test_cases_whose_meaning_would_change_keep_their_skip_with_the_reason(conten
     assert reason in kept.expectation(options)
 
 
-@pytest.mark.parametrize("profile", PROFILES, ids=json.dumps)
+@pytest.mark.parametrize("profile", TIERED_PROFILES)
 def test_the_reference_is_judged_on_nine_checks_in_ten_and_passes(profile):
     result = run_implementation(connect(parse_impl("reference", profile)), CASES)
     verdicts = Counter(r.verdict for r in result.results)
@@ -148,6 +145,7 @@ def test_a_derived_id_selects_that_form_only():
     assert [c.id for c in cases] == [f"{target.id}~start.glued"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("fake", "family"),
     [("SeedAlsoStripsThink", "text"), ("StartMissesSplitClose", "start")],

@@ -8,7 +8,6 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -20,18 +19,10 @@ from conformance.transport.connections import Error, Ok, StreamRequest
 from conformance.transport.impls import connect
 from conformance.transport.spec import parse_impl
 
+from .helpers import cli
+
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 OK = {Verdict.PASS.value, Verdict.NON_STRICT.value, Verdict.SKIP.value}
-
-
-def conformance(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "conformance", *args],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        cwd=cwd,
-    )
 
 
 def tool(name: str) -> str:
@@ -78,9 +69,10 @@ def example(request: pytest.FixtureRequest) -> tuple[str, str]:
     return "node", f"cmd:node {request.getfixturevalue('node_server')}"
 
 
+@pytest.mark.slow
 def test_the_example_passes_the_whole_corpus(example: tuple[str, str], tmp_path: Path) -> None:
     label, spec = example
-    done = conformance("run", "--impl", f"{label}={spec}", "--report-dir", str(tmp_path))
+    done = cli("run", "--impl", f"{label}={spec}", "--report-dir", str(tmp_path))
     print(done.stdout)
     assert done.returncode == 0, done.stdout + done.stderr
     (impl,) = json.loads((tmp_path / "results.json").read_text())["implementations"]
@@ -91,7 +83,7 @@ def test_the_example_passes_the_whole_corpus(example: tuple[str, str], tmp_path:
 
 
 def test_the_example_speaks_the_protocol(example: tuple[str, str]) -> None:
-    done = conformance("smoke", "--impl", example[1], "--validate-protocol")
+    done = cli("smoke", "--impl", example[1], "--validate-protocol")
     assert done.returncode == 0, done.stdout + done.stderr
     assert done.stdout.splitlines()[-1].endswith("speaks the protocol (7 smoke requests answered)")
 

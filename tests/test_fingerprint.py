@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import itertools
 import json
-import subprocess
 import sys
 from pathlib import Path
 
@@ -24,6 +23,8 @@ from conformance.tools.fingerprint_report import render_fingerprint
 from conformance.transport.impls import connect
 from conformance.transport.spec import parse_impl
 
+from .helpers import cli
+
 FAKE = Path(__file__).parent / "fakes" / "fake_impl.py"
 REFERENCE_CMD = f"cmd:{sys.executable} -m conformance.reference"
 
@@ -39,12 +40,6 @@ def probe(spec: str, options: dict | None = None) -> Fingerprint:
         return fingerprint(connection)
     finally:
         connection.close()
-
-
-def cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "conformance", *args], capture_output=True, text=True, timeout=60
-    )
 
 
 @pytest.mark.parametrize("options", PROFILES, ids=lambda o: json.dumps(Options(**o).differences()))

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import jsonschema
@@ -14,7 +12,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from conformance import strategies as cs
-from conformance.corpus.cases import bundled_cases_dir, load_corpus, schema
+from conformance.corpus.cases import schema
 from conformance.engine.runner import run_implementation
 from conformance.model.options import Options
 from conformance.model.results import Verdict
@@ -23,18 +21,13 @@ from conformance.transport.impls import connect
 from conformance.transport.spec import parse_impl
 
 from .fuzz_targets import ALL
+from .helpers import bundled_corpus, cli
 
-ROOT = Path(__file__).resolve().parent.parent
-
-
-def cli(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "conformance", *args],
-        capture_output=True,
-        text=True,
-        cwd=cwd,
-        timeout=600,
-    )
+#: The default tier checks the corpus against one target; the slow tier against each.
+CORPUS_TARGETS = [
+    target if target == "ThreePieces" else pytest.param(target, marks=pytest.mark.slow)
+    for target in ALL
+]
 
 
 @given(cs.streams(Options(delimiters="extended", matching="tolerant")))
@@ -88,13 +81,14 @@ def test_fuzzing_the_reference_finds_nothing(tmp_path: Path):
     assert not (tmp_path / "found").exists()
 
 
-@pytest.mark.parametrize("target", ALL)
+@pytest.mark.parametrize("target", CORPUS_TARGETS)
 def test_the_corpus_does_not_catch_the_fuzz_targets(target):
-    cases = load_corpus([bundled_cases_dir()]).cases
+    cases = bundled_corpus().cases
     run = run_implementation(connect(parse_impl(f"python:tests.fuzz_targets:{target}")), cases)
     assert [r for r in run.results if not r.verdict.ok] == []
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("target", ALL)
 def test_the_fuzzer_finds_shrinks_and_writes_each_bug(target, tmp_path: Path):
     impl = f"python:tests.fuzz_targets:{target}"
@@ -137,6 +131,7 @@ def test_the_fuzzer_finds_shrinks_and_writes_each_bug(target, tmp_path: Path):
     assert all(Path(entry["case_file"]).exists() for entry in failures)
 
 
+@pytest.mark.slow
 def test_a_seed_replays_exactly(tmp_path: Path):
     def fuzz(name: str) -> list[dict]:
         cli(
@@ -161,6 +156,7 @@ def test_a_seed_replays_exactly(tmp_path: Path):
     assert fuzz("a") == fuzz("b")
 
 
+@pytest.mark.slow
 def test_the_database_replays_known_failures_first(tmp_path: Path):
     database = tmp_path / "db"
 
@@ -187,6 +183,7 @@ def test_the_database_replays_known_failures_first(tmp_path: Path):
     assert examples("8") <= 3
 
 
+@pytest.mark.slow
 def test_a_time_budget_runs_until_it_is_spent(tmp_path: Path):
     result = cli(
         "fuzz",

@@ -24,7 +24,6 @@ from conformance.reports import load_results
 
 ROOT = Path(__file__).resolve().parent.parent
 BUGGY = "python:tests.fuzz_targets:FlushDuplicates"
-pytestmark = pytest.mark.slow
 
 
 def fuzz(*args: str) -> tuple[int, str]:
@@ -39,6 +38,7 @@ def test_a_time_budget_is_shared_by_the_workers() -> None:
     assert job_seconds(None, jobs=8, workers=2) is None
 
 
+@pytest.mark.slow
 def test_workers_find_shrink_and_write_the_bug(tmp_path: Path) -> None:
     status, output = fuzz(
         "--impl",
@@ -65,6 +65,7 @@ def test_workers_find_shrink_and_write_the_bug(tmp_path: Path) -> None:
     assert run.selection["fuzz"]["workers"] == 2
 
 
+@pytest.mark.slow
 def test_the_properties_run_as_plain_hypothesis_tests(tmp_path: Path) -> None:
     """What `hypothesis fuzz -- --pyargs conformance.fuzz.hypothesis_tests` collects."""
     env = {
@@ -125,6 +126,7 @@ def test_pytest_and_hypofuzz_collect_one_test_per_property(tmp_path: Path) -> No
     assert "test_differential" in done.stdout and "test_egress" in done.stdout
 
 
+@pytest.mark.slow
 def test_atheris_finds_the_bug_and_writes_the_case(tmp_path: Path) -> None:
     pytest.importorskip("atheris")
     env = {
@@ -178,6 +180,7 @@ def redis_url(tmp_path: Path) -> Iterator[str]:
         process.wait(timeout=10)
 
 
+@pytest.mark.slow
 def test_campaigns_share_findings_through_redis(redis_url: str, tmp_path: Path) -> None:
     """A second campaign on another 'machine' (another seed, another report directory)
     replays the first one's failure before generating anything."""

@@ -225,6 +225,7 @@ def test_matrix_is_green_until_the_implementation_changes(no_flush_registry: Pat
     assert not second.run.ok
 
 
+@pytest.mark.slow
 def test_failures_no_rule_explains_stay_failures(no_flush_registry: Path) -> None:
     (no_flush_registry / "divergences.yaml").write_text("no-flush: []\n", "utf-8")
     result = run_matrix(

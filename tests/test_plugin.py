@@ -1,4 +1,8 @@
-"""The pytest plugin, run in a fresh pytest process the way a normalizer's repository would."""
+"""The pytest plugin, run in a fresh pytest process the way a normalizer's repository would.
+
+A fresh process each time, not pytester's in-process run: the plugin, Hypothesis' settings
+profile and the results gathered for the reports live in the process, and must not leak into
+this test session or between runs."""
 
 from __future__ import annotations
 
@@ -21,6 +25,7 @@ def run(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch):
     return go
 
 
+@pytest.mark.slow
 def test_the_reference_passes_as_parametrized_tests(run):
     result = run("--conformance-impl", "reference", "-q")
     outcomes = result.parseoutcomes()
@@ -50,6 +55,7 @@ def test_a_broken_implementation_fails_with_a_readable_diff(run):
     assert result.parseoutcomes()["failed"] == 1
 
 
+@pytest.mark.slow
 def test_test_ids_markers_and_junit(run, pytester: pytest.Pytester):
     junit = pytester.path / "junit.xml"
     result = run(
@@ -102,6 +108,7 @@ def test_expected_failures_and_reports(run, pytester: pytest.Pytester):
     assert "XFAIL" in verdicts
 
 
+@pytest.mark.slow
 def test_works_under_xdist(run):
     result = run(
         "--conformance-impl", "reference", "-n", "2", "-q", "-m", "conformance_orphan_close"
@@ -116,6 +123,7 @@ def test_usage_errors_are_reported(run):
     result.stderr.fnmatch_lines(["*cannot be 1*"])
 
 
+@pytest.mark.slow
 def test_fuzzing_through_pytest(run, pytester: pytest.Pytester):
     pytester.makeconftest(
         "from hypothesis import settings\n"

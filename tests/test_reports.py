@@ -7,7 +7,6 @@ import os
 import re
 import shutil
 import subprocess
-import sys
 import xml.etree.ElementTree as ET
 from dataclasses import replace
 from html.parser import HTMLParser
@@ -37,7 +36,7 @@ from conformance.reports import (
 from conformance.reports._diff import Change, compare
 from conformance.reports._visible import visible, window
 
-ROOT = Path(__file__).resolve().parent.parent
+from .helpers import cli
 
 # --- building runs -----------------------------------------------------------------------------
 
@@ -460,6 +459,7 @@ class _Dom(HTMLParser):
         return [attributes for name, attributes in self.tags if name == tag]
 
 
+@pytest.mark.slow
 def test_html_renders_in_a_browser(written: dict[str, Path], tmp_path: Path) -> None:
     page = _dump_dom(written["report.html"], tmp_path / "profile", "#all")
     dom = _Dom()
@@ -493,6 +493,7 @@ def test_html_renders_in_a_browser(written: dict[str, Path], tmp_path: Path) -> 
     assert "8 of 8 cases shown" in page  # the script ran
 
 
+@pytest.mark.slow
 def test_html_pruned_view_hides_agreeing_rows_in_a_browser(
     written: dict[str, Path], tmp_path: Path
 ) -> None:
@@ -599,17 +600,6 @@ def test_diff_markdown_escapes_case_text() -> None:
     assert "leaked &lt;think&gt;\\|x" in text
 
 
-def _cli(*args: str | Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "conformance", "diff", *map(str, args)],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        timeout=60,
-        check=False,
-    )
-
-
 def test_diff_cli_exit_codes(tmp_path: Path) -> None:
     old = _json.write(make_run(), _mkdir(tmp_path / "old"))
     new = _json.write(_changed_run(), _mkdir(tmp_path / "new"))
@@ -617,23 +607,23 @@ def test_diff_cli_exit_codes(tmp_path: Path) -> None:
     _set(fixed_run, "buggy", "BBBB", "stream", Verdict.PASS)
     fixed = _json.write(fixed_run, _mkdir(tmp_path / "fixed"))
 
-    regressed = _cli(old, new)
+    regressed = cli("diff", old, new)
     assert regressed.returncode == 1, regressed.stderr
     assert "REGRESSED (1)" in regressed.stdout and "FIXED (1)" in regressed.stdout
     assert "1 regressed, 1 fixed, 2 changed, 1 new, 4 gone" in regressed.stdout
 
-    only_fixed = _cli(old, fixed, "--format", "markdown")
+    only_fixed = cli("diff", old, fixed, "--format", "markdown")
     assert only_fixed.returncode == 0, only_fixed.stderr
     assert "### fixed (1)" in only_fixed.stdout and "regressed (" not in only_fixed.stdout
 
-    same = _cli(old, old)
+    same = cli("diff", old, old)
     assert same.returncode == 0 and "0 regressed" in same.stdout
 
     broken = tmp_path / "broken.json"
     broken.write_text('{"implementations": 3}', "utf-8")
     for bad, message in ((broken, "not a conformance results document"),
                          (tmp_path / "missing.json", "no such file")):  # fmt: skip
-        failed = _cli(old, bad)
+        failed = cli("diff", old, bad)
         assert failed.returncode == 2
         assert f"{bad}: {message}" in failed.stderr
 

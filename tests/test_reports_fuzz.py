@@ -398,6 +398,7 @@ def _render_in_chromium(page: Path, profile: Path) -> tuple[str, str]:
     return done.stdout, done.stderr
 
 
+@pytest.mark.slow
 def test_html_fuzzing_renders_in_a_browser(tmp_path: Path) -> None:
     write_reports(fuzz_only_run(), tmp_path / "reports")
     page, console = _render_in_chromium(tmp_path / "reports" / "report.html", tmp_path / "p")
@@ -436,6 +437,7 @@ def test_html_fuzzing_renders_in_a_browser(tmp_path: Path) -> None:
     assert HYPOTHESIS_GAVE_UP in gave_up and "input" not in gave_up
 
 
+@pytest.mark.slow
 def test_html_with_cases_and_fuzzing_runs_its_script_in_a_browser(tmp_path: Path) -> None:
     run = replace(mixed_run(), started="2026-02-03T00:00:00+00:00")
     write_reports(run, tmp_path / "reports")

@@ -3,15 +3,14 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from collections import Counter
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import pytest
 
 from conformance.contracts import render
-from conformance.corpus.cases import Case, bundled_cases_dir, load_corpus
+from conformance.corpus.cases import Case
 from conformance.corpus.expectations import load_expected_failures
 from conformance.corpus.select import Selection
 from conformance.engine.runner import run_implementation
@@ -20,8 +19,9 @@ from conformance.model.results import ImplementationRun, Verdict
 from conformance.transport.impls import connect
 from conformance.transport.spec import parse_impl
 
-ROOT = Path(__file__).resolve().parent.parent
-CASES = load_corpus([bundled_cases_dir()]).cases
+from .helpers import Ran, bundled_corpus, cli, conformance_process
+
+CASES = bundled_corpus().cases
 NORMALIZER_CASES = [case for case in CASES if isinstance(case, Case)]
 
 
@@ -49,11 +49,13 @@ def test_the_reference_passes_every_case_and_check():
 @pytest.mark.parametrize(
     "options",
     [
-        {"matching": "tolerant"},
-        {"delimiters": "extended"},
-        {"native_with_tags": "merge"},
-        {"unclosed_at_end": "drop"},
-        {"start_in_reasoning": True},
+        # Each a whole-corpus run: the slow tier's (the default tier runs the reference under
+        # another profile, with derived cases, in tests/test_derive.py).
+        pytest.param({"matching": "tolerant"}, marks=pytest.mark.slow),
+        pytest.param({"delimiters": "extended"}, marks=pytest.mark.slow),
+        pytest.param({"native_with_tags": "merge"}, marks=pytest.mark.slow),
+        pytest.param({"unclosed_at_end": "drop"}, marks=pytest.mark.slow),
+        pytest.param({"start_in_reasoning": True}, marks=pytest.mark.slow),
     ],
 )
 def test_the_reference_passes_under_every_profile(options):
@@ -64,12 +66,13 @@ def test_the_reference_passes_under_every_profile(options):
         assert any(r.derived for r in result.results)
 
 
-def bug(name: str) -> ImplementationRun:
-    return run(f"python:tests.broken_impls:{name}")
+def bug(name: str, checks: Sequence[str] | None = None) -> ImplementationRun:
+    """A broken normalizer's run; only the `checks` a test looks at, when it names them."""
+    return run(f"python:tests.broken_impls:{name}", **({"checks": checks} if checks else {}))
 
 
 def test_no_carry_fails_split_delimiters_only_when_streamed():
-    result = bug("NoCarry")
+    result = bug("NoCarry", checks=("whole", "stream", "chars"))
     fails = failing(result)
     assert fails[("SPLIT", "stream")] >= 20
     assert fails[("SPLIT", "chars")] >= 40
@@ -82,7 +85,7 @@ def test_no_carry_fails_split_delimiters_only_when_streamed():
 
 
 def test_no_flush_loses_partial_delimiters_at_the_end():
-    result = bug("NoFlush")
+    result = bug("NoFlush", checks=("stream",))
     fails = failing(result)
     assert fails[("FLUSH", "stream")] >= 10
     reasons = [
@@ -101,14 +104,14 @@ def test_stripping_every_tag_is_over_stripping():
 
 
 def test_a_leaked_orphan_close_is_named_as_a_delimiter():
-    result = bug("LeaksOrphanClose")
+    result = bug("LeaksOrphanClose", checks=("stream",))
     orphans = [r for r in result.results if r.taxonomy == "ORPHAN.close" and r.check == "stream"]
     assert orphans and all(r.verdict == Verdict.FAIL for r in orphans)
     assert any("(a delimiter or a fragment of one)" in r.reason for r in orphans)
 
 
 def test_per_chunk_regex_fails_blocks_spread_over_chunks():
-    fails = failing(bug("PerChunkRegex"))
+    fails = failing(bug("PerChunkRegex", checks=("stream", "chars")))
     assert fails[("SPLIT", "chars")] >= 40
     assert fails[("BLOCK", "stream")] >= 5
 
@@ -138,12 +141,12 @@ def test_buffering_everything_is_reported_as_holdback():
 
 
 def test_counting_nesting_hides_the_answer():
-    fails = failing(bug("CountsNesting"))
+    fails = failing(bug("CountsNesting", checks=("whole",)))
     assert fails[("BLOCK", "whole")] >= 3
 
 
 def test_ignoring_case_under_exact_matching_fails():
-    result = bug("IgnoresCase")
+    result = bug("IgnoresCase", checks=("whole",))
     spaced = [r for r in result.results if r.taxonomy == "TEXT.spaced" and r.check == "whole"]
     assert any(r.verdict == Verdict.FAIL for r in spaced)
 
@@ -202,16 +205,6 @@ def test_a_bad_expectation_file_names_the_problem(tmp_path: Path):
         load_expected_failures(path)
 
 
-def cli(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "conformance", *args],
-        capture_output=True,
-        text=True,
-        cwd=cwd,
-        timeout=300,
-    )
-
-
 def test_conformance_run_writes_reports_and_sets_the_exit_status(tmp_path: Path):
     good = cli("run", "--report-dir", str(tmp_path / "good"))
     assert good.returncode == 0, good.stdout + good.stderr
@@ -239,7 +232,12 @@ def test_conformance_run_writes_reports_and_sets_the_exit_status(tmp_path: Path)
     assert data["implementations"][1]["summary"]["FAIL"] > 0
 
 
-def test_conformance_run_usage_errors_exit_2(tmp_path: Path):
+@pytest.mark.parametrize(
+    "cli",
+    [cli, pytest.param(conformance_process, marks=pytest.mark.slow)],
+    ids=["in-process", "process"],
+)
+def test_conformance_run_usage_errors_exit_2(cli: Callable[..., Ran], tmp_path: Path):
     assert cli("run", "--id", "ZZZZ", "--report-dir", str(tmp_path)).returncode == 2
     assert cli("run", "--impl", "nonsense", "--report-dir", str(tmp_path)).returncode == 2
     bad_options = cli("run", "--options", '{"matching": "fuzzy"}', "--report-dir", str(tmp_path))

@@ -1,6 +1,6 @@
-"""Run-level robustness of sessions (issues 10, 12 and 13), one test per defect, each with a
-real `conformance` subprocess (real signals, real `cmd:` implementations) where a user would
-meet it."""
+"""Run-level robustness of sessions (issues 10, 12 and 13), one test per defect, with real
+`cmd:` implementations, and a real `conformance` process where the process is what is tested
+(signals, memory)."""
 
 from __future__ import annotations
 
@@ -17,7 +17,6 @@ from pathlib import Path
 import pytest
 
 from conformance.contracts import all_checks
-from conformance.corpus.cases import bundled_cases_dir, load_corpus
 from conformance.corpus.select import Selection
 from conformance.engine.plans import result_count
 from conformance.reports import load_results, write_reports
@@ -25,19 +24,10 @@ from conformance.reports._json import load_results as load_json
 from conformance.session import Handler, Progress, ProgressDisplay, Started
 from conformance.session.run import RunSettings, run_session
 
+from .helpers import bundled_corpus, cli
+
 ROOT = Path(__file__).resolve().parent.parent
 FAKE = ROOT / "tests" / "fakes" / "fake_impl.py"
-
-
-def cli(*args: str, cwd: Path = ROOT, timeout: float = 300) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "conformance", *args],
-        capture_output=True,
-        text=True,
-        cwd=cwd,
-        timeout=timeout,
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
-    )
 
 
 def fake(*modes: str) -> str:
@@ -85,6 +75,7 @@ def test_the_progress_total_is_the_number_of_results() -> None:
     assert recorder.progress_events[-1].done == results
 
 
+@pytest.mark.slow
 def test_run_started_records_the_start_time() -> None:
     """Was: `started` was taken when the run ended."""
     one_case = Selection((), (), ("DNTX",), (), all_checks(), None)
@@ -129,6 +120,7 @@ def test_case_files_that_fail_to_load_are_exit_2_and_reported(tmp_path: Path) ->
 # --- interrupts keep what was judged -----------------------------------------------------------
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("signum", "status"), [(signal.SIGTERM, 143), (signal.SIGINT, 130)])
 def test_a_signal_keeps_what_was_judged_and_kills_the_implementation(
     tmp_path: Path, signum: int, status: int
@@ -167,7 +159,7 @@ def test_a_signal_keeps_what_was_judged_and_kills_the_implementation(
     assert run.stopped and signal.Signals(signum).name in run.stopped
     ref, slow = run.implementations
     # Every case and check, then the growth check (SPEC 14).
-    total = result_count(load_corpus([bundled_cases_dir()]).cases, all_checks()) + 1
+    total = result_count(bundled_corpus().cases, all_checks()) + 1
     assert len(ref.results) == total and ref.not_run == 0
     assert slow.not_run == total - len(slow.results) > 0
     assert "INCOMPLETE" in (tmp_path / "r" / "report.md").read_text()
@@ -185,6 +177,7 @@ def test_a_signal_keeps_what_was_judged_and_kills_the_implementation(
 # --- time is bounded -------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_the_budget_ends_the_run_and_reports_what_did_not_run(tmp_path: Path) -> None:
     """Was: no overall budget (an implementation answering slowly took hours)."""
     started = time.monotonic()
@@ -302,6 +295,7 @@ def test_a_huge_reply_gives_small_reports(tmp_path: Path) -> None:
 # --- atomic reports --------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_a_concurrent_reader_never_sees_a_partial_results_file(tmp_path: Path) -> None:
     """Was: reports written in place; a reader saw an empty results.json 64 times."""
     finished = run_session(settings(), [], echo=lambda *a, **k: None)
@@ -366,6 +360,7 @@ def test_fuzz_stops_an_implementation_whose_connection_gave_up(tmp_path: Path) -
     assert not (tmp_path / "r" / "found").exists()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("label", ["../../escaped", "a/b"])
 def test_found_case_files_stay_in_the_report_directory(tmp_path: Path, label: str) -> None:
     """Was: `../` in the label wrote outside reports/found/, `/` crashed fuzz."""

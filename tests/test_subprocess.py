@@ -33,6 +33,8 @@ from conformance.transport.schemas import protocol_schema, protocol_validator
 from conformance.transport.spec import ImplementationSpec, parse_impl
 from conformance.transport.subprocess import MAX_RESTARTS, SubprocessConnection
 
+from .helpers import cli
+
 FAKE = Path(__file__).parent / "fakes" / "fake_impl.py"
 REFERENCE = [sys.executable, "-m", "conformance.reference"]
 SPEC = ImplementationSpec("fake", "cmd:fake_impl.py")
@@ -553,17 +555,8 @@ def test_smoke_catches_state_kept_between_streams() -> None:
     )
 
 
-def conformance(*args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "conformance", *args],
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-    )
-
-
 def test_smoke_command_on_the_reference_as_a_subprocess() -> None:
-    done = conformance(
+    done = cli(
         "smoke",
         "--impl",
         f"ref=cmd:{sys.executable} -m conformance.reference",
@@ -585,7 +578,7 @@ def test_smoke_command_on_the_reference_as_a_subprocess() -> None:
 
 
 def test_smoke_command_fails_on_malformed_replies() -> None:
-    done = conformance("smoke", "--impl", f"cmd:{sys.executable} {FAKE} wrong-count")
+    done = cli("smoke", "--impl", f"cmd:{sys.executable} {FAKE} wrong-count")
     assert done.returncode == 1, done.stdout + done.stderr
     assert "FAIL  plain text        expected 2 deltas (1 chunks + the final flush), got 1" in (
         done.stdout
@@ -598,7 +591,7 @@ def test_smoke_command_fails_on_malformed_replies() -> None:
 def test_smoke_command_fails_on_a_slow_implementation_quickly() -> None:
     command = f"cmd:{sys.executable} {FAKE} slow 1"
     started = time.monotonic()
-    done = conformance("smoke", "--impl", command, "--timeout", "0.2")
+    done = cli("smoke", "--impl", command, "--timeout", "0.2")
     assert done.returncode == 1
     assert "FAIL  plain text        no reply within 0.2 s" in done.stdout
     # A timeout charges its request only; streams that keep timing out are no longer sent.
@@ -610,13 +603,13 @@ def test_smoke_command_fails_on_a_slow_implementation_quickly() -> None:
 
 
 def test_smoke_command_cannot_start() -> None:
-    done = conformance("smoke", "--impl", f"cmd:{sys.executable} {FAKE} no-hello")
+    done = cli("smoke", "--impl", f"cmd:{sys.executable} {FAKE} no-hello")
     assert done.returncode == 2
     assert done.stderr.startswith(
         "error: implementation 'no-hello': exited with status 1 before answering hello"
     )
     assert "fake: refusing to start (no-hello mode)" in done.stderr
-    done = conformance("smoke", "--impl", "nonsense")
+    done = cli("smoke", "--impl", "nonsense")
     assert done.returncode == 2
     assert "an implementation is `reference`" in done.stderr
 
@@ -628,6 +621,6 @@ def test_the_minimal_implementation_in_the_protocol_doc_passes_smoke(tmp_path: P
     assert len(code.splitlines()) <= 30
     program = tmp_path / "minimal.py"
     program.write_text(code, "utf-8")
-    done = conformance("smoke", "--impl", f"cmd:{sys.executable} {program}", "--validate-protocol")
+    done = cli("smoke", "--impl", f"cmd:{sys.executable} {program}", "--validate-protocol")
     assert done.returncode == 0, done.stdout + done.stderr
     assert done.stdout.splitlines()[0] == "minimal.py: minimal 0.1 (python)"

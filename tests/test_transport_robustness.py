@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import os
 import signal
-import subprocess
 import sys
 import threading
 import time
@@ -20,6 +19,8 @@ from conformance.transport.connections import Error, Ok, StreamRequest, Timeout
 from conformance.transport.impls import connect
 from conformance.transport.spec import ImplementationSpec, parse_impl
 from conformance.transport.subprocess import SubprocessConnection
+
+from .helpers import cli, conformance_process
 
 ROOT = Path(__file__).resolve().parent.parent
 FAKE = ROOT / "tests" / "fakes" / "fake_impl.py"
@@ -37,31 +38,6 @@ def python(name: str, timeout: float = 5.0, kind: str = "python"):  # type: igno
 def fake(*modes: str, timeout: float = 1.0) -> SubprocessConnection:
     spec = ImplementationSpec("fake", "cmd:fake_impl.py")
     return SubprocessConnection([sys.executable, str(FAKE), *modes], spec, timeout=timeout)
-
-
-def cli(
-    *args: str, cwd: Path = ROOT, timeout: float = 120, script: bool = False
-) -> subprocess.CompletedProcess[str]:
-    """The command line; `script`: the console script, whose sys.path lacks the current
-    directory (`python -m` puts it there)."""
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    command = (
-        [str(Path(sys.executable).parent / "conformance")]
-        if script
-        else [
-            sys.executable,
-            "-m",
-            "conformance",
-        ]
-    )
-    return subprocess.run(
-        [*command, *args],
-        cwd=cwd,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-    )
 
 
 # --- nothing ends a run silently ---------------------------------------------------------------
@@ -98,7 +74,8 @@ def test_the_users_ctrl_c_still_stops_the_run() -> None:
 
 
 def test_sys_exit_in_an_implementation_does_not_end_conformance_run(tmp_path: Path) -> None:
-    done = cli(
+    # A real process: were SystemExit let through, it would end the test session instead.
+    done = conformance_process(
         "run",
         "--impl",
         f"python:{HOSTILE}:ExitsOnCloseTag",
@@ -165,7 +142,10 @@ def test_a_python_implementation_that_sleeps_forever_times_out() -> None:
     assert isinstance(replies[0], Ok) and isinstance(replies[2], Ok)
 
 
-@pytest.mark.parametrize("kind", ["python", "python-isolated"])
+# Timeouts are waited out: the isolated one, with its restarts, in the slow tier.
+@pytest.mark.parametrize(
+    "kind", ["python", pytest.param("python-isolated", marks=pytest.mark.slow)]
+)
 def test_requests_that_keep_timing_out_are_not_sent_again(kind: str) -> None:
     connection = python("HangsOnLessThan", timeout=0.3, kind=kind)
     requests = [stream("x", "<", "y") if i % 2 else stream("plain", str(i)) for i in range(20)]
@@ -182,6 +162,7 @@ def test_requests_that_keep_timing_out_are_not_sent_again(kind: str) -> None:
     assert elapsed < 5
 
 
+@pytest.mark.slow  # four timeouts waited out
 def test_a_server_that_answers_whole_batches_is_charged_only_for_the_request_that_hangs() -> None:
     # Today: the request due is charged, every restart "fails", and after 3 all are ERROR.
     requests = [stream("<") if i in (5, 30, 60, 90) else stream(f"r{i}") for i in range(120)]
@@ -265,13 +246,21 @@ def test_a_python_module_in_the_current_directory_is_found(tmp_path: Path) -> No
         "from conformance.interface import from_function\n"
         "Naive = from_function(lambda content, reasoning: (content, reasoning or ''))\n"
     )
-    done = cli("smoke", "--impl", "python:naive_norm:Naive", cwd=tmp_path, script=True)
+    # The console script, whose sys.path lacks the current directory (`python -m` puts it
+    # there), in a process of its own (an import here would outlive the test).
+    done = conformance_process(
+        "smoke", "--impl", "python:naive_norm:Naive", cwd=tmp_path, script=True
+    )
     assert "cannot import" not in done.stderr, done.stderr
     assert done.returncode in (0, 1), done.stderr
 
 
 def test_a_module_that_is_nowhere_says_how_to_make_it_importable(tmp_path: Path) -> None:
-    done = cli("smoke", "--impl", "python:naive_norm:Naive", cwd=tmp_path, script=True)
+    # The console script, whose sys.path lacks the current directory (`python -m` puts it
+    # there), in a process of its own (an import here would outlive the test).
+    done = conformance_process(
+        "smoke", "--impl", "python:naive_norm:Naive", cwd=tmp_path, script=True
+    )
     assert done.returncode == 2
     assert "It is looked for on sys.path and in the current directory" in done.stderr
     assert "PYTHONPATH" in done.stderr

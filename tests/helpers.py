@@ -1,0 +1,107 @@
+"""What many test files share: the bundled corpus loaded once per process, and the
+`conformance` command, in this process (fast) or as a real process.
+
+Run the command in this process (`cli`) unless the process itself is under test: its exit
+status through the interpreter, its standard streams as a pipe, signals, a server that has to
+outlive the call. `cli` goes through click's CliRunner, which is what the console script
+calls, so options, output and exit statuses are the same; an exception that escapes the
+command is raised in the test, never mistaken for exit status 1.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import os
+import subprocess
+import sys
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from click.testing import CliRunner
+
+from conformance.cli.main import main
+from conformance.corpus.cases import Corpus, bundled_cases_dir, load_corpus
+
+ROOT = Path(__file__).resolve().parent.parent
+
+#: How the tests start the command as a real process: this interpreter, this checkout.
+COMMAND = (sys.executable, "-m", "conformance")
+#: The console script `pip install` wrote next to this interpreter; unlike `python -m`, it
+#: does not put the current directory on sys.path.
+SCRIPT = str(Path(sys.executable).parent / "conformance")
+
+
+@functools.cache
+def bundled_corpus() -> Corpus:
+    """The bundled corpus, loaded once per test process (cases are frozen)."""
+    return load_corpus([bundled_cases_dir()])
+
+
+@dataclass(frozen=True)
+class Ran:
+    """What a `conformance` command did, named as `subprocess.CompletedProcess` names it."""
+
+    args: tuple[str, ...]
+    returncode: int
+    stdout: str
+    stderr: str
+
+
+@contextlib.contextmanager
+def _environment(env: Mapping[str, str] | None) -> Iterator[None]:
+    saved = {name: os.environ.get(name) for name in env or {}}
+    os.environ.update(env or {})
+    try:
+        yield
+    finally:
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+
+
+def cli(*args: str | Path, cwd: Path = ROOT, env: Mapping[str, str] | None = None) -> Ran:
+    """`conformance ARGS` run in this process, in `cwd`, with `env` added to the environment."""
+    argv = tuple(map(str, args))
+    with contextlib.chdir(cwd), _environment(env):
+        result = CliRunner().invoke(main, argv, prog_name="conformance", catch_exceptions=False)
+    return Ran(argv, result.exit_code, result.stdout, result.stderr)
+
+
+def process_environment(env: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The environment of a real `conformance` process: this checkout first on the path, so
+    the process imports the package and `tests.*` implementations under test from any `cwd`."""
+    path = os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH")) if p)
+    return {**os.environ, "PYTHONPATH": path, **(env or {})}
+
+
+def conformance_process(
+    *args: str | Path,
+    cwd: Path = ROOT,
+    env: Mapping[str, str] | None = None,
+    timeout: float = 300,
+    script: bool = False,
+) -> Ran:
+    """`conformance ARGS` as a real process, the way a user or a CI job runs it: `python -m
+    conformance`, or with `script` the installed console script."""
+    argv = tuple(map(str, args))
+    done = subprocess.run(
+        [*((SCRIPT,) if script else COMMAND), *argv],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        env=process_environment(env),
+        timeout=timeout,
+        check=False,
+    )
+    return Ran(argv, done.returncode, done.stdout, done.stderr)
+
+
+def conformance_popen(*args: str | Path, **popen: Any) -> subprocess.Popen[str]:
+    """`conformance ARGS` started as a real process that outlives the call (a server)."""
+    env = process_environment(popen.pop("env", None))
+    return subprocess.Popen([*COMMAND, *map(str, args)], text=True, env=env, **popen)
