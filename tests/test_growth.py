@@ -93,6 +93,7 @@ def test_an_implementation_that_rescans_the_stream_is_superlinear_with_its_expon
     )
 
 
+@pytest.mark.slow
 def test_through_cmd_the_quadratic_one_is_flagged_and_a_linear_one_is_not() -> None:
     quadratic = measured(cmd("RescansEverything"))
     assert quadratic.verdict is Verdict.NON_STRICT, quadratic.reason
@@ -114,6 +115,7 @@ def growth_of(data: dict) -> list[dict]:
     return [r for i in data["implementations"] for r in i["results"] if r["check"] == "growth"]
 
 
+@pytest.mark.slow
 def test_a_run_flags_the_quadratic_implementation_in_every_report(tmp_path: Path) -> None:
     status, data, output = run(tmp_path, "--impl", "reference", "--impl", QUADRATIC)
     assert status == 0, output  # NON_STRICT: a SHOULD missed leaves the run green
@@ -130,6 +132,7 @@ def test_a_run_flags_the_quadratic_implementation_in_every_report(tmp_path: Path
     assert "GROWTH-time-per-character[growth]" in junit
 
 
+@pytest.mark.slow
 def test_strict_growth_makes_superlinear_a_failure(tmp_path: Path) -> None:
     status, data, output = run(tmp_path, "--impl", QUADRATIC, "--strict-growth")
     assert status == 1, output
@@ -138,6 +141,7 @@ def test_strict_growth_makes_superlinear_a_failure(tmp_path: Path) -> None:
     jsonschema.validate(data, schema("results.schema.json"))
 
 
+@pytest.mark.slow
 def test_strict_growth_passes_a_linear_implementation(tmp_path: Path) -> None:
     status, data, output = run(tmp_path, "--impl", LINEAR, "--strict-growth")
     assert status == 0, output
@@ -202,6 +206,7 @@ class Simulated:
         pass
 
 
+@pytest.mark.slow
 def test_a_slow_implementation_is_measured_on_the_shorter_lengths_within_the_budget() -> None:
     slow = Simulated(lambda n: 0.02 * (n / 4096) ** 2)  # 20 ms, 130 ms, 800 ms, 5 s
     started = time.perf_counter()

@@ -49,6 +49,7 @@ def profile_and_stream(draw):
     return options, draw(cs.streams(options))
 
 
+@pytest.mark.slow
 @settings(max_examples=1500)
 @given(profile_and_stream())
 def test_same_deltas_as_the_oracle(case):
@@ -94,6 +95,7 @@ LONG_PIECES = [
 long_texts = st.lists(st.sampled_from(LONG_PIECES), min_size=1, max_size=40).map("".join)
 
 
+@pytest.mark.slow
 @settings(max_examples=1500)
 @given(
     st.sampled_from(PROFILES),
