@@ -93,7 +93,8 @@ class Measurement:
 
     def to_json(self, limit: float) -> dict[str, Any]:
         return {
-            "exponent": round(self.exponent, 3),
+            # As the reason shows it: one value, not two roundings of it.
+            "exponent": round(self.exponent, 2),
             "limit": limit,
             "per_character_ratio": round(self.per_character_ratio, 3),
             "sizes": list(self.sizes),
@@ -232,7 +233,7 @@ def judge_growth(measurement: Measurement | str, settings: GrowthSettings) -> Ca
     the reason when it could not be measured."""
     if isinstance(measurement, str):
         return _result(Verdict.SKIP, f"not measured: {measurement}")
-    exponent = measurement.exponent
+    exponent = round(measurement.exponent, 2)  # as results.json keeps it
     superlinear = exponent > settings.limit
     medians = " / ".join(f"{s * 1000:.1f}" for s in measurement.medians)
     rounds = min(len(times) for times in measurement.runs)
