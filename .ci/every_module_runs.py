@@ -17,7 +17,7 @@ from pathlib import Path
 
 #: Modules the default tier cannot run here, and why.
 EXEMPT = {
-    "conformance/fuzz/atheris_entry.py": "needs atheris, which .ci/run does not install",
+    "conformance/fuzz/atheris_entry.py": "runs under libFuzzer (slow tier: test_fuzz_campaigns)",
 }
 
 

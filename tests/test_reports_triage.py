@@ -118,3 +118,26 @@ def test_conservation_names_a_leaked_delimiter_instead_of_inventing_characters()
     assert invented == "characters that are not in the input: 'z'"
     # Text that only looks like a delimiter once one is removed (`<<think>think>`) is text.
     assert unaccounted("<think>", "", Channels("<think>", ""), False, delimiter) is None
+
+
+def test_github_annotations_name_each_bug_class_most_severe_first(
+    broken_run: tuple[Run, Path],
+) -> None:
+    """What the GitHub Action prints: one `::error` per bug class, escaped, at most ten,
+    the same order as the terminal's list; the module's own command reads results.json."""
+    # `from conformance.reports import annotations` would be the package's __future__ import.
+    import conformance.reports.annotations as annotations
+
+    run, directory = broken_run
+    groups = triage(run.implementations[0])
+    lines = annotations.render(run).splitlines()
+    assert 0 < len(lines) <= annotations.MAX_ANNOTATIONS
+    assert all(line.startswith("::error title=") for line in lines)
+    assert [line.split("%3A ")[1].split(" (")[0] for line in lines[: len(groups)]] == [
+        group.bug.name for group in groups[: len(lines)]
+    ]
+    assert all("\n" not in line for line in lines)
+    assert annotations.render(replace(run, implementations=[])) == ""
+    assert annotations.render(run, limit=2).splitlines()[-1].startswith("::error title=more")
+    assert annotations.main([str(directory / "results.json")]) == 0
+    assert annotations.main([]) == 2
