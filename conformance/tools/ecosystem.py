@@ -216,6 +216,7 @@ def _speed(matrix: Matrix) -> list[str]:
             else []
         ),
         *unmeasured,
+        *([""] if unmeasured else []),  # the next heading needs a blank line before it
     ]
 
 
