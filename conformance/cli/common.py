@@ -80,6 +80,15 @@ def timeout_option(default: float = 5.0, why: str = "") -> Callable[[Any], Any]:
     )
 
 
+def exit_with(command: Callable[[], int]) -> NoReturn:
+    """Run a command's session and exit with its status; a usage error is one line, exit 2."""
+    try:
+        status = command()
+    except ConformanceError as error:
+        usage_error(error)
+    sys.exit(status)
+
+
 def _checked_timeout(context: click.Context, parameter: click.Parameter, value: float) -> float:
     try:
         return check_timeout(value)

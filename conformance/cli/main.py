@@ -18,6 +18,7 @@ from conformance.cli.common import (
     RegistryChoice,
     budget_options,
     cases_option,
+    exit_with,
     options_option,
     report_dir_option,
     timeout_option,
@@ -30,7 +31,6 @@ from conformance.corpus.check import check_corpus, load_retired, load_taxonomy
 from conformance.corpus.dump import dump_corpus
 from conformance.corpus.select import Selection
 from conformance.corpus.taxonomy_table import render_taxonomy, replace_between_markers
-from conformance.errors import ConformanceError
 from conformance.session.orchestrator import EXIT_FAILED, EXIT_OK, EXIT_USAGE
 
 
@@ -147,11 +147,7 @@ def run(
         allow_unjudged=allow_unjudged,
         growth=None if no_growth else GrowthSettings(strict=strict_growth),
     )
-    try:
-        status = execute(settings, echo=click.echo)
-    except ConformanceError as error:
-        usage_error(error)
-    sys.exit(status)
+    exit_with(lambda: execute(settings, echo=click.echo))
 
 
 @main.command()
@@ -239,11 +235,7 @@ def fuzz(
         budget=budget,
         allow_unjudged=allow_unjudged,
     )
-    try:
-        status = execute_fuzz(settings, echo=click.echo)
-    except ConformanceError as error:
-        usage_error(error)
-    sys.exit(status)
+    exit_with(lambda: execute_fuzz(settings, echo=click.echo))
 
 
 @main.command()

@@ -132,7 +132,7 @@ def property_test(
             raise
 
     test.__name__ = test.__qualname__ = f"test_{name}"
-    test.__doc__ = property_check(name).__doc__
+    test.__doc__ = check.__doc__
     return test
 
 
