@@ -8,6 +8,8 @@ peers installed. Prints figures; asserts nothing.
   (conformance/_document.py: prose and code, `Vec<T>`, HTML, `<thinker>`, about one
   reasoning block per 4 KB) and a `<`-dense one (HTML and code, a `<` every few
   characters, the same share of reasoning blocks);
+- the same for the reference under `think_only`, the stand-in's own two delimiters (the
+  default grammar has four: `<thinking>` too), like for like;
 - the same for a stand-in that only passes text through around `str.find("<think>")` and
   `str.find("</think>")` (no held-back suffix, no other tags: wrong on split delimiters,
   but as fast as Python gets), and for the peer adapters whose library is installed
@@ -42,7 +44,7 @@ Factory = Callable[[], Any]
 
 CHUNK_SIZES = (1, 4, 4096)
 #: Width of the first column of the tables.
-WIDTH = 36
+WIDTH = 46
 #: HTML and code: a `<` every few characters, none of them a delimiter. Near-misses such as
 #: `<thinker>` are the realistic document's business: this one measures `<` density.
 DENSE_PIECES = (
@@ -52,6 +54,11 @@ DENSE_PIECES = (
     "let m: HashMap<String, Vec<Option<T>>> = HashMap::new(); x << 2; a <= b;\n",
     "<p>1 < 2 and 3 <<= 4</p><br/><img src=x><td><tr>\n",
 )
+
+
+#: The reference under the stand-in's own delimiters (`<think>`, `</think>`; the default
+#: grammar has `<thinking>` too): like for like with the stand-in and the SGLang parsers.
+THINK_ONLY = "reference, think_only"
 
 
 class FindThink:
@@ -96,6 +103,7 @@ def implementations() -> list[tuple[str, Factory]]:
     """The reference, the stand-in, and every peer adapter whose library imports."""
     found: list[tuple[str, Factory]] = [
         ("reference", Normalizer),
+        (THINK_ONLY, lambda: Normalizer({"delimiters": "think_only"})),
         ("find-<think> stand-in", FindThink),
     ]
     try:
@@ -177,12 +185,14 @@ def side_by_side(
             note = "" if measured == len(text) else f" ({measured // 1000}K)"
             cells.append(f"{rate:10.2f}{note:>6}")
         print(f"  {label:<{WIDTH}}" + "".join(f"{cell:>16}" for cell in cells))
-    reference = figures["reference"]
-    for label, rates in figures.items():
-        if label == "reference":
-            continue
-        ratios = "".join(f"{ref / rate:15.2f}x" for ref, rate in zip(reference, rates, strict=True))
-        print(f"  {'reference / ' + label:<{WIDTH}}{ratios}")
+    for mine in ("reference", THINK_ONLY):
+        for label, rates in figures.items():
+            if label.startswith("reference"):
+                continue
+            ratios = "".join(
+                f"{ref / rate:15.2f}x" for ref, rate in zip(figures[mine], rates, strict=True)
+            )
+            print(f"  {mine + ' / ' + label:<{WIDTH}}{ratios}")
 
 
 def _label(size: int) -> str:

@@ -142,3 +142,24 @@ def test_memo_entries_are_reused_across_streams(options):
     for chunk in chunks:
         normalizer.feed(chunk)
     assert len(normalizer._carry) <= options.grammar.max_prefix
+
+
+@pytest.mark.parametrize(
+    "chunks",
+    [
+        # Found by `conformance fuzz` (chunking): body held back before the first native
+        # reasoning is kept only up to the next delimiter, on the long-text path too.
+        [
+            {"content": "<think><t", "reasoning": None},
+            {"content": "hink>", "reasoning": "R"},
+            {"content": "answer</think></think>", "reasoning": None},
+        ],
+        [
+            {"content": "<think><t", "reasoning": None},
+            {"content": "hink>answer</think></think>", "reasoning": "R"},
+        ],
+    ],
+)
+def test_body_kept_before_native_reasoning_ends_at_the_next_delimiter(chunks):
+    assert_same(chunks, Options())
+    assert_same(chunks, Options(unclosed_at_end="drop"))

@@ -10,7 +10,6 @@ from pathlib import Path
 import click
 
 from conformance.cassettes._model import FAMILIES, Interaction
-from conformance.cli.cassette_http import record, replay, serve
 from conformance.session.orchestrator import EXIT_FAILED, EXIT_USAGE
 
 _FAMILY_CHOICE = click.Choice(list(FAMILIES), case_sensitive=False)
@@ -229,6 +228,3 @@ def approve(
     except (ApproveError, CassetteError) as error:
         click.echo(f"error: {error}", err=True)
         sys.exit(EXIT_FAILED if accept else EXIT_USAGE)
-
-
-COMMANDS = (decode, import_, serve, record, approve, replay)

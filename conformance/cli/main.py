@@ -13,7 +13,6 @@ from pathlib import Path
 import click
 
 from conformance._version import __version__
-from conformance.cli.cassettes import COMMANDS as cassette_commands
 from conformance.cli.common import (
     RegistryChoice,
     budget_options,
@@ -25,6 +24,7 @@ from conformance.cli.common import (
     usage_error,
 )
 from conformance.cli.implementations import bench, fingerprint, matrix, smoke
+from conformance.cli.lazy_group import LazyGroup
 from conformance.contracts import all_checks, fuzz_properties, names
 from conformance.corpus.cases import CaseFileError, bundled_cases_dir, load_corpus
 from conformance.corpus.check import check_corpus, load_retired, load_taxonomy
@@ -33,8 +33,22 @@ from conformance.corpus.select import Selection
 from conformance.corpus.taxonomy_table import render_taxonomy, replace_between_markers
 from conformance.session.orchestrator import EXIT_FAILED, EXIT_OK, EXIT_USAGE
 
+#: The capture tools, imported only when one of them runs.
+CAPTURE_COMMANDS = {
+    "decode": "conformance.cli.cassettes:decode",
+    "import": "conformance.cli.cassettes:import_",
+    "approve": "conformance.cli.cassettes:approve",
+    "serve": "conformance.cli.cassette_http:serve",
+    "record": "conformance.cli.cassette_http:record",
+    "replay": "conformance.cli.cassette_http:replay",
+}
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+
+@click.group(
+    cls=LazyGroup,
+    lazy_subcommands=CAPTURE_COMMANDS,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
 @click.version_option(__version__, prog_name="conformance")
 def main() -> None:
     """Conformance suite for reasoning-channel normalizers."""
@@ -370,5 +384,5 @@ def diff(old: Path, new: Path, format_: str) -> None:
     sys.exit(exit_status(comparison))
 
 
-for command in (smoke, fingerprint, bench, matrix, *cassette_commands):
+for command in (smoke, fingerprint, bench, matrix):
     main.add_command(command)

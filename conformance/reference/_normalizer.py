@@ -11,7 +11,6 @@ option forbids releasing before the block closes.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -40,7 +39,6 @@ class Normalizer:
         "_native_only",
         "_native_seen",
         "_pending",
-        "_search",
         "_short",
         "_start",
         "options",
@@ -60,7 +58,6 @@ class Normalizer:
         # Token-sized texts: their scans are remembered by the grammar.
         self._short = self._grammar.short
         self._memo = self._grammar.memo
-        self._search = self._grammar.candidate.search
         self._finditer = self._grammar.candidate.finditer
         self._native_only = options.native_with_tags == "native_only"
         self._drop_unclosed = options.unclosed_at_end == "drop"
@@ -101,10 +98,7 @@ class Normalizer:
                 if scan is None:
                     scan = grammar.scan_short(text)
             elif self._kinds is not None:
-                first = self._search(text)
-                if first is not None:
-                    return self._direct(text, thinking, first)
-                scan = grammar.hold(text)
+                return self._direct(text, thinking)
             else:
                 scan = grammar.scan(text)
             if scan.__class__ is not int:
@@ -138,10 +132,9 @@ class Normalizer:
         self.reset()
         return {"assistant": assistant, "thinking": thinking}
 
-    def _direct(self, text: str, thinking: str, first: re.Match[str]) -> Delta:
-        """`_apply(text, grammar.scan(text))` for a grammar with `direct` occurrences, the
-        first already found: one pass, routing each piece as the scan finds the delimiter
-        after it."""
+    def _direct(self, text: str, thinking: str) -> Delta:
+        """`_apply(text, grammar.scan(text))` for a grammar with `direct` occurrences: one
+        pass, routing each piece as the scan finds the delimiter after it."""
         kinds = self._kinds
         assistant: list[str] = []
         thought: list[str] = [thinking]
@@ -149,7 +142,7 @@ class Normalizer:
         plain = not self._drop_unclosed and not (self._native_seen and self._native_only)
         inside = self._inside
         pos = 0
-        for match in self._finditer(text, first.start()):
+        for match in self._finditer(text):
             end = match.end()
             length, close = kinds[match.lastindex]  # type: ignore[index]
             begin = end - length
@@ -168,6 +161,7 @@ class Normalizer:
                     thought.append("".join(self._pending))
                     self._pending.clear()
             pos = end
+            # Body before a delimiter was kept (`_body`); after it, none is.
             self._keep = 0
         self._inside = inside
         hold = self._grammar.hold(text, pos)

@@ -27,6 +27,8 @@ from conformance.transport.lines import LineBuffer, escape_controls, quote
 
 STDERR_TAIL_BYTES = 8192
 STDERR_TAIL_LINES = 50
+#: Longest wait for stderr already written to reach the tail when a failure is reported.
+STDERR_SETTLE = 0.2
 READ_SIZE = 1 << 16
 #: How long to wait for helper threads once their process is dead.
 JOIN_GRACE = 1.0
@@ -91,6 +93,7 @@ class Process:
         self.writer: _Writer | None = None
         self.stderr_tail = bytearray()
         self.stderr_cut = False
+        self.stderr_lock = threading.Lock()
         self.drain = threading.Thread(target=self._drain, name="conformance-stderr", daemon=True)
         self.drain.start()
         self.status: int | None = None
@@ -163,20 +166,29 @@ class Process:
         fd = self.popen.stderr.fileno()
         tail = self.stderr_tail
         try:
-            while data := os.read(fd, READ_SIZE):
-                tail += data
-                if len(tail) > STDERR_TAIL_BYTES:
-                    del tail[: len(tail) - STDERR_TAIL_BYTES]
-                    self.stderr_cut = True
+            while True:
+                select.select([fd], [], [])
+                # A read and its append are one step under the lock, so `_settle_stderr`
+                # never sees the pipe empty while what was read is not in the tail yet.
+                with self.stderr_lock:
+                    data = os.read(fd, READ_SIZE)
+                    if not data:
+                        break
+                    tail += data
+                    if len(tail) > STDERR_TAIL_BYTES:
+                        del tail[: len(tail) - STDERR_TAIL_BYTES]
+                        self.stderr_cut = True
         except OSError:
             pass
         finally:
             # Closed here, by its only reader: closing it from another thread while this one
             # reads could hand the descriptor number to a new pipe under its feet.
-            self.popen.stderr.close()
+            with self.stderr_lock:
+                self.popen.stderr.close()
 
     def tail(self) -> str | None:
         """The last lines of stderr (control characters escaped), or None if it wrote none."""
+        self._settle_stderr()
         data = bytes(self.stderr_tail)
         if not data:
             return None
@@ -184,6 +196,19 @@ class Process:
         if self.stderr_cut:
             lines = lines[1:]  # the first one is probably cut
         return escape_controls("\n".join(lines[-STDERR_TAIL_LINES:])) or None
+
+    def _settle_stderr(self, limit: float = STDERR_SETTLE) -> None:
+        """Give the drain thread a moment to take what the pipe already holds: a failure
+        should report what the implementation printed before it, however busy the machine."""
+        assert self.popen.stderr
+        deadline = time.monotonic() + limit
+        while time.monotonic() < deadline:
+            with self.stderr_lock:
+                if self.popen.stderr.closed:
+                    return
+                if not select.select([self.popen.stderr], [], [], 0)[0]:
+                    return
+            time.sleep(0.001)
 
     # ending
 
