@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 from conformance._version import PROTOCOL_VERSION, SPEC_VERSION, __version__
 
 if TYPE_CHECKING:
-    from conformance.contracts import Contract, register
+    from conformance.contracts import Contract, OpContract, register
     from conformance.corpus.cases import Case, ContractCase, Corpus, bundled_cases_dir, load_corpus
     from conformance.engine.runner import run_implementation
     from conformance.errors import ConformanceError, ImplementationStartError, UsageError
@@ -57,6 +57,7 @@ if TYPE_CHECKING:
 #: Where each public name lives.
 _EXPORTS = {
     "Contract": "conformance.contracts",
+    "OpContract": "conformance.contracts",
     "register": "conformance.contracts",
     "Case": "conformance.corpus.cases",
     "ContractCase": "conformance.corpus.cases",
@@ -120,6 +121,7 @@ __all__ = [
     "ImplementationRun",
     "ImplementationSpec",
     "ImplementationStartError",
+    "OpContract",
     "Options",
     "Run",
     "StreamNormalizer",

@@ -22,7 +22,9 @@ from conformance.contracts import (
     all_checks,
     contract,
     fuzz_properties,
+    names,
     register,
+    registered,
     unregister,
 )
 from conformance.corpus.cases import ContractCase, load_corpus
@@ -31,6 +33,7 @@ from conformance.interface import implementation
 from conformance.model.results import Verdict
 from conformance.transport.impls import connect
 from conformance.transport.spec import parse_impl
+from tests.helpers import bundled_corpus
 
 SCHEMA = {
     "type": "object",
@@ -65,6 +68,7 @@ SHOUT = types.SimpleNamespace(
     NAME="shout",
     SCHEMA=SCHEMA,
     CHECKS=("shout",),
+    PROPERTIES=("shout",),
     METHOD="shout",
     requests=_requests,
     skip_reason=lambda case_input, check: "nothing to shout",
@@ -132,6 +136,25 @@ def test_the_registry_derives_checks_properties_and_reference_ops(shout: Path) -
     assert ReferenceImplementation().shout(text="hi") == {"text": "HI"}
     with pytest.raises(RegistryError):
         register(SHOUT)  # type: ignore[arg-type]
+
+
+def test_the_normalizer_is_the_first_entry_and_its_names_are_taken() -> None:
+    first = registered()[0]
+    assert first.NAME == "normalizer" and contract("normalizer") is first
+    assert (
+        all_checks()[: len(first.CHECKS)] == first.CHECKS == ("whole", "stream", "chars", "splits")
+    )
+    assert fuzz_properties()[: len(first.PROPERTIES)] == first.PROPERTIES
+    assert {case.contract for case in bundled_corpus().cases} <= set(names())
+    # Names of the normalizer's are as taken as any other contract's.
+    for clash in (
+        types.SimpleNamespace(**{**vars(SHOUT), "NAME": "chunking"}),
+        types.SimpleNamespace(**{**vars(SHOUT), "CHECKS": ("splits",)}),
+        types.SimpleNamespace(**{**vars(SHOUT), "PROPERTIES": ("differential",)}),
+    ):
+        with pytest.raises(RegistryError):
+            register(clash)  # type: ignore[arg-type]
+    assert names() == ("normalizer", "render", "egress")
 
 
 def test_a_registered_contract_is_loaded_run_and_judged(shout: Path) -> None:

@@ -8,7 +8,7 @@ import json
 import jsonschema
 import pytest
 
-from conformance.contracts import names
+from conformance.contracts import op_contracts
 from conformance.model.chunks import Chunk
 from conformance.model.results import Verdict
 from conformance.transport.codec import (
@@ -43,7 +43,9 @@ WHOLE = WholeRequest("<think>a</think>b", None)
 
 
 def test_every_schema_is_a_message_of_the_codec_or_of_a_contract() -> None:
-    contract_schemas = {f"{name}-{end}" for name in names() for end in ("request", "response")}
+    contract_schemas = {
+        f"{entry.NAME}-{end}" for entry in op_contracts() for end in ("request", "response")
+    }
     assert set(schema_names()) == set(SHAPES) | contract_schemas
 
 

@@ -16,8 +16,8 @@ from typing import Any
 import jsonschema
 import pytest
 
+from conformance.contracts.normalizer import CHECKS
 from conformance.model.results import (
-    CHECKS,
     CaseResult,
     ImplementationInfo,
     ImplementationRun,

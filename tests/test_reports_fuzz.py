@@ -15,7 +15,8 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from conformance.model.results import CHECKS, FuzzResult, Run, Verdict
+from conformance.contracts.normalizer import CHECKS
+from conformance.model.results import FuzzResult, Run, Verdict
 from conformance.reports import _html, _json, _junit, _markdown, load_results, write_reports
 from tests.test_reports import _chromium, _outside_fences, make_run
 

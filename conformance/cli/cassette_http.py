@@ -16,10 +16,10 @@ from conformance.cli.common import (
     report_dir_option,
     usage_error,
 )
+from conformance.contracts.normalizer import CHECKS
 from conformance.corpus.cases import bundled_cases_dir, load_corpus
 from conformance.corpus.select import Selection
 from conformance.errors import ConformanceError, UsageError
-from conformance.model.results import CHECKS
 from conformance.session.orchestrator import EXIT_FAILED, EXIT_USAGE, Context
 from conformance.transport.connections import Connection
 from conformance.transport.spec import ImplementationSpec

@@ -25,7 +25,7 @@ from conformance.cli.common import (
 )
 from conformance.cli.implementations import bench, fingerprint, matrix, smoke
 from conformance.cli.lazy_group import LazyGroup
-from conformance.contracts import all_checks, fuzz_properties, names
+from conformance.contracts import all_checks, fuzz_properties, op_contracts
 from conformance.corpus.cases import CaseFileError, bundled_cases_dir, load_corpus
 from conformance.corpus.check import check_corpus, load_retired, load_taxonomy
 from conformance.corpus.dump import dump_corpus
@@ -179,7 +179,8 @@ def run(
     multiple=True,
     type=RegistryChoice(fuzz_properties),
     help="Only this property (repeatable). Default: all: the normalizer's six, then one per "
-    f"other contract ({', '.join(names())}; SKIP for an implementation without it).",
+    f"other contract ({', '.join(entry.NAME for entry in op_contracts())}; SKIP for an "
+    "implementation without it).",
 )
 @click.option(
     "--max-examples",

@@ -1,12 +1,16 @@
-"""The registry of contracts beyond the normalizer: each is one module (or object) with the
-same small, typed interface, and everything else derives from the registry.
+"""The registry of contracts: each is one module (or object) with the same small, typed
+interface, and everything else derives from the registry.
 
-A contract names its case-file schema, its checks and its protocol op, turns a case input
-into request payloads, judges the replies, generates inputs for fuzzing, and carries the
-reference implementation. Case files say which contract they belong to with a top-level
-`contract:` key; files without one are normalizer cases. Check names, fuzz properties, the
-reference's protocol ops and the command line's choices all come from `registered()`, so a
-new contract is one module and one `register()` call. docs/contracts.md describes them.
+Every entry names its case-file schema, its checks and its fuzz properties (`Contract`). The
+normalizer (contracts/normalizer.py) is the first entry; the engine plans and judges it,
+since its plans depend on the option profile and its judging on the reference. The entries
+beside it are op contracts (`OpContract`): each also turns a case input into request
+payloads for its one protocol op, judges the replies, generates inputs for fuzzing, and
+carries the reference's answer. Case files say which op contract they belong to with a
+top-level `contract:` key; files without one are normalizer cases. Check names, fuzz
+properties, the reference's protocol ops and the command line's choices all come from
+`registered()`, so a new contract is one module and one `register()` call.
+docs/contracts.md describes them.
 """
 
 from __future__ import annotations
@@ -14,8 +18,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
-from conformance.contracts import egress, render
-from conformance.model.results import CHECKS, NORMALIZER_PROPERTIES, Verdict
+from conformance.contracts import egress, normalizer, render
+from conformance.model.results import Verdict
 from conformance.reference import Normalizer
 
 if TYPE_CHECKING:
@@ -23,14 +27,15 @@ if TYPE_CHECKING:
 
 
 class Contract(Protocol):
-    """What a contract provides. Modules satisfy it structurally (see render.py)."""
+    """What every registry entry provides. Modules satisfy it structurally (normalizer.py)."""
 
     # Read-only members, so that a module's constants satisfy them (`CHECKS = ("a", "b")`
     # is a tuple[str, str], which a settable tuple[str, ...] attribute would not accept).
 
     @property
     def NAME(self) -> str:
-        """The case-file `contract:` value, the protocol op and the fuzz property's name."""
+        """The contract's name; for an op contract also its case files' `contract:` value
+        and its protocol op."""
         ...
 
     @property
@@ -42,6 +47,16 @@ class Contract(Protocol):
     def CHECKS(self) -> tuple[str, ...]:
         """The checks, in the order they run for each case (names unique across contracts)."""
         ...
+
+    @property
+    def PROPERTIES(self) -> tuple[str, ...]:
+        """The fuzzing properties (names unique across contracts); an op contract has one,
+        named after it."""
+        ...
+
+
+class OpContract(Contract, Protocol):
+    """A contract of one protocol op, planned and judged from plain data (see render.py)."""
 
     @property
     def METHOD(self) -> str:
@@ -83,7 +98,8 @@ class Contract(Protocol):
         ...
 
 
-_REGISTRY: dict[str, Contract] = {}
+_REGISTRY: dict[str, Contract] = {normalizer.NAME: normalizer}
+_OPS: dict[str, OpContract] = {}
 
 
 class ReferenceImplementation(Normalizer):
@@ -92,7 +108,7 @@ class ReferenceImplementation(Normalizer):
     adds the methods, so subclasses can override them and call `super()`."""
 
 
-def _reference_method(contract: Contract) -> Any:
+def _reference_method(contract: OpContract) -> Any:
     def method(self: ReferenceImplementation, **payload: Any) -> dict[str, Any]:
         return contract.reference(payload)
 
@@ -105,25 +121,36 @@ class RegistryError(ValueError):
     """A contract that cannot be registered: its name or a check name is taken."""
 
 
-def register(contract: Contract) -> Contract:
-    """Add a contract; its name and check names must be new."""
-    if contract.NAME in _REGISTRY or contract.NAME in NORMALIZER_PROPERTIES:
-        raise RegistryError(f"a contract named {contract.NAME!r} is already registered")
+def register(contract: OpContract) -> OpContract:
+    """Add an op contract; its name, check names and property names must be new."""
+    taken = {name for entry in _REGISTRY.values() for name in (entry.NAME, *entry.PROPERTIES)}
+    if contract.NAME in taken:
+        raise RegistryError(f"a contract or property named {contract.NAME!r} is already registered")
     clash = set(contract.CHECKS) & set(all_checks())
     if clash:
         raise RegistryError(f"{contract.NAME}: check names already taken: {sorted(clash)}")
-    _REGISTRY[contract.NAME] = contract
+    clash = set(contract.PROPERTIES) & taken
+    if clash:
+        raise RegistryError(f"{contract.NAME}: property names already taken: {sorted(clash)}")
+    _REGISTRY[contract.NAME] = _OPS[contract.NAME] = contract
     setattr(ReferenceImplementation, contract.METHOD, _reference_method(contract))
     return contract
 
 
 def unregister(name: str) -> None:
-    """Remove a contract (for tests that register their own)."""
-    delattr(ReferenceImplementation, _REGISTRY.pop(name).METHOD)
+    """Remove an op contract (for tests that register their own)."""
+    del _REGISTRY[name]
+    delattr(ReferenceImplementation, _OPS.pop(name).METHOD)
 
 
 def registered() -> tuple[Contract, ...]:
+    """Every contract, the normalizer first."""
     return tuple(_REGISTRY.values())
+
+
+def op_contracts() -> tuple[OpContract, ...]:
+    """The op contracts: every contract but the normalizer."""
+    return tuple(_OPS.values())
 
 
 def names() -> tuple[str, ...]:
@@ -135,19 +162,24 @@ def contract(name: str) -> Contract:
     return _REGISTRY[name]
 
 
+def op_contract(name: str) -> OpContract:
+    """The op contract called `name` (KeyError if there is none, or it is the normalizer)."""
+    return _OPS[name]
+
+
 def contract_checks() -> dict[str, tuple[str, ...]]:
     """Each contract's checks, by contract name."""
     return {name: entry.CHECKS for name, entry in _REGISTRY.items()}
 
 
 def all_checks() -> tuple[str, ...]:
-    """Every check name, for selection: the normalizer's, then each contract's."""
-    return CHECKS + tuple(check for entry in _REGISTRY.values() for check in entry.CHECKS)
+    """Every check name, for selection, contract by contract."""
+    return tuple(check for entry in _REGISTRY.values() for check in entry.CHECKS)
 
 
 def fuzz_properties() -> tuple[str, ...]:
-    """The fuzzing properties: the normalizer's, then one per contract."""
-    return NORMALIZER_PROPERTIES + names()
+    """Every fuzzing property, contract by contract."""
+    return tuple(name for entry in _REGISTRY.values() for name in entry.PROPERTIES)
 
 
 register(render)
@@ -155,6 +187,7 @@ register(egress)
 
 __all__ = [
     "Contract",
+    "OpContract",
     "ReferenceImplementation",
     "RegistryError",
     "all_checks",
@@ -162,6 +195,8 @@ __all__ = [
     "contract_checks",
     "fuzz_properties",
     "names",
+    "op_contract",
+    "op_contracts",
     "register",
     "registered",
     "unregister",

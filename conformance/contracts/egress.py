@@ -20,6 +20,7 @@ if TYPE_CHECKING:  # Hypothesis is imported only for fuzzing: it is slow to impo
 NAME = "egress"
 SCHEMA = "egress-case-file.schema.json"
 CHECKS = ("egress",)
+PROPERTIES = (NAME,)
 METHOD = "egress"
 
 #: The settings an egress request may carry, and their values when absent (BR-001).

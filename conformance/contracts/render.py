@@ -38,6 +38,7 @@ if TYPE_CHECKING:  # Hypothesis is imported only for fuzzing: it is slow to impo
 NAME = "render"
 SCHEMA = "render-case-file.schema.json"
 CHECKS = ("render", "roundtrip")
+PROPERTIES = (NAME,)
 METHOD = "render"
 
 OPEN = "\n\n---\n"

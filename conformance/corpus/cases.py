@@ -98,9 +98,9 @@ def load_corpus(paths: Iterable[Path]) -> Corpus:
 
 def _schemas() -> dict[str, Any]:
     """Every schema a case file is validated against: a loaded file depends on them."""
-    from conformance.contracts import contract, names
+    from conformance.contracts import op_contracts
 
-    own = {name: contract(name).SCHEMA for name in names()}
+    own = {entry.NAME: entry.SCHEMA for entry in op_contracts()}
     return {
         "": schema("case-file.schema.json"),
         **{name: schema(s) if isinstance(s, str) else s for name, s in own.items()},
@@ -215,20 +215,21 @@ def _checked_contract_cases(
 ) -> list[Case | ContractCase]:
     """The cases of a file of another contract, validated by that contract's schema; its
     problems are added to `errors`."""
-    from conformance.contracts import contract, names
+    from conformance.contracts import op_contract, op_contracts
 
     name = data["contract"]
-    if name not in names():
-        known = ", ".join(names())
+    known = [entry.NAME for entry in op_contracts()]
+    if name not in known:
         errors.append(
             CaseFileError(
                 path,
                 line_of(node, ["contract"]),
-                f"unknown contract {name!r}; the contracts are {known} (or none: normalizer)",
+                f"unknown contract {name!r}; the contracts are {', '.join(known)} "
+                "(or none: normalizer)",
             )
         )
         return []
-    own = contract(name).SCHEMA
+    own = op_contract(name).SCHEMA
     schema_errors = validation.schema_errors(
         schema(own) if isinstance(own, str) else own, data, text
     )

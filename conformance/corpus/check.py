@@ -150,9 +150,9 @@ def _taxonomy(
 
 def _contract_agreement(case: ContractCase) -> Iterator[CaseFileError]:
     """A case of another contract must pass its checks against that contract's reference."""
-    from conformance.contracts import contract
+    from conformance.contracts import op_contract
 
-    module = contract(case.contract)
+    module = op_contract(case.contract)
     for check in module.CHECKS:
         payloads = module.requests(case.input, check)
         if not payloads:

@@ -36,9 +36,10 @@ from typing import Any
 
 import yaml
 
+from conformance.contracts.normalizer import CHECKS
 from conformance.corpus.cases import schema
 from conformance.errors import UsageError
-from conformance.model.results import CHECKS, CaseResult, Verdict
+from conformance.model.results import CaseResult, Verdict
 
 _FAILING = {Verdict.FAIL, Verdict.ERROR, Verdict.TIMEOUT}
 _PASSING = {Verdict.PASS, Verdict.NON_STRICT}

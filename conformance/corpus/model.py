@@ -8,8 +8,9 @@ import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
+from conformance.contracts import normalizer
 from conformance.model.chunks import Channels, Chunk
 from conformance.model.options import ENUMERATED, OPTION_NAMES, Options, normalized
 
@@ -98,6 +99,9 @@ class CaseIdentity:
 @dataclass(frozen=True, slots=True)
 class Case(CaseIdentity):
     """A normalizer case."""
+
+    #: Its contract in the registry (conformance.contracts), as a `ContractCase` has one.
+    contract: ClassVar[str] = normalizer.NAME
 
     chunks: tuple[Chunk, ...]
     expected: Channels

@@ -11,7 +11,7 @@ from dataclasses import replace
 from itertools import accumulate
 from operator import add, itemgetter, sub
 
-from conformance.contracts import contract
+from conformance.contracts import op_contract
 from conformance.corpus.cases import Case, ContractCase
 from conformance.engine.excerpts import bounded
 from conformance.engine.plans import CheckPlan
@@ -117,7 +117,7 @@ def _judge_contract(plan: CheckPlan, replies: Sequence[Reply]) -> CaseResult:
     for reply in replies:
         if not isinstance(reply, Ok):
             return replace(_result(plan, reply.verdict, reply.reason), stderr=reply.stderr)
-    module = contract(case.contract)
+    module = op_contract(case.contract)
     verdict, reason, _ = module.judge(
         case.input, case.expected, plan.check, [r.value or {} for r in replies if isinstance(r, Ok)]
     )

@@ -5,11 +5,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from conformance.contracts import all_checks, contract
+from conformance.contracts import all_checks, contract, normalizer, op_contract
 from conformance.corpus.cases import Case, ContractCase, Expectation
 from conformance.engine.chunking import SplitRequests, one_char_chunks
 from conformance.model.options import Options
-from conformance.model.results import CHECKS
 from conformance.transport.connections import OpRequest, Request, StreamRequest, WholeRequest
 
 NO_SPLIT_POINTS = "no split points: the content is shorter than two characters"
@@ -44,7 +43,7 @@ def plan_case(
     checks = all_checks() if checks is None else checks
     if isinstance(case, ContractCase):
         return _plan_contract(case, checks)
-    checks = [check for check in checks if check in CHECKS]
+    checks = [check for check in checks if check in normalizer.CHECKS]
     expectation = case.expectation(options)
     if isinstance(expectation, str):
         return [CheckPlan(case, check, [], skip=expectation) for check in checks]
@@ -67,7 +66,7 @@ def plan_case(
 
 
 def _plan_contract(case: ContractCase, checks: Sequence[str]) -> list[CheckPlan]:
-    module = contract(case.contract)
+    module = op_contract(case.contract)
     plans = []
     for check in (c for c in module.CHECKS if c in checks):
         payloads = module.requests(case.input, check)
@@ -83,6 +82,5 @@ def result_count(cases: Sequence[Case | ContractCase], checks: Sequence[str]) ->
     wanted = set(checks)
     total = 0
     for case in cases:
-        own = contract(case.contract).CHECKS if isinstance(case, ContractCase) else CHECKS
-        total += sum(1 for check in own if check in wanted)
+        total += sum(1 for check in contract(case.contract).CHECKS if check in wanted)
     return total

@@ -10,12 +10,12 @@ from typing import Any
 from hypothesis import strategies as st
 
 from conformance import strategies as cs
-from conformance.contracts import contract
+from conformance.contracts import normalizer, op_contract
 from conformance.corpus.check import unaccounted
 from conformance.fuzz.target import Counterexample, PropertyFailure, Target, fail
 from conformance.model.chunks import Channels
 from conformance.model.judge import squeeze
-from conformance.model.results import NORMALIZER_PROPERTIES, Verdict
+from conformance.model.results import Verdict
 from conformance.reference import Delta, normalize_stream, normalize_whole
 
 #: A property's check: the target, the generated chunks, and Hypothesis' data for more draws.
@@ -140,7 +140,7 @@ def contract_property(name: str) -> Check:
     """Another contract's checks on random requests, judged against its reference."""
 
     def check(target: Target, chunks: list[dict[str, Any]], data: st.DataObject) -> None:
-        module = contract(name)
+        module = op_contract(name)
         case_input = data.draw(module.inputs(), label="input")
         expected = module.expected_for(case_input)
         for check_name in module.CHECKS:
@@ -175,7 +175,7 @@ CHECKS: dict[str, Check] = {
 
 def property_check(name: str) -> Check:
     """The check of the property called `name`: the normalizer's, or a contract's."""
-    return CHECKS[name] if name in NORMALIZER_PROPERTIES else contract_property(name)
+    return CHECKS[name] if name in normalizer.PROPERTIES else contract_property(name)
 
 
 def replay_check(target: Target, chunks: list[dict[str, Any]]) -> None:

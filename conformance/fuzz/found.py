@@ -9,7 +9,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from conformance.contracts import contract
+from conformance.contracts import op_contract
 from conformance.corpus.casegen import (
     expectations_for,
     guess_taxonomy,
@@ -82,7 +82,7 @@ def found_contract_case(
     """A case file of another contract for a counterexample of its property."""
     assert result.counterexample is not None
     name = result.counterexample["contract"]
-    module = contract(name)
+    module = op_contract(name)
     case_input = result.counterexample["input"]
     body = {"input": case_input, "expected": module.expected_for(case_input)}
     return _found_file(

@@ -18,9 +18,10 @@ from hypothesis import strategies as st
 from hypothesis.database import ExampleDatabase
 
 from conformance import strategies as cs
+from conformance.contracts import normalizer
 from conformance.fuzz.checks import property_check, replay_check
 from conformance.fuzz.target import Counterexample, PropertyFailure, Target, Unsupported
-from conformance.model.results import NORMALIZER_PROPERTIES, FuzzResult, Verdict
+from conformance.model.results import FuzzResult, Verdict
 
 #: Examples per Hypothesis run; a time budget runs slices of this size until time is up.
 SLICE = 250
@@ -61,7 +62,7 @@ def run_property(
             example.to_json() if example else None,
         )
 
-    is_contract = name not in NORMALIZER_PROPERTIES
+    is_contract = name not in normalizer.PROPERTIES
     stored = sorted(database.fetch(key), key=len) if database and not is_contract else []
     for value in stored:
         chunks = json.loads(value)

@@ -48,18 +48,6 @@ def worst(verdicts: Iterable[Verdict]) -> Verdict:
 
 #: Requirement levels of cases, most severe first (case-file.schema.json).
 LEVELS = ("must", "should", "info")
-#: The normalizer's checks, in the order they run for each case. The other contracts' checks
-#: come from their registry (conformance.contracts.all_checks).
-CHECKS = ("whole", "stream", "chars", "splits")
-#: The normalizer's fuzzing properties; each other contract adds one, named after it.
-NORMALIZER_PROPERTIES = (
-    "differential",
-    "chunking",
-    "whole",
-    "discipline",
-    "idempotence",
-    "conservation",
-)
 
 
 @dataclass(frozen=True, slots=True)

@@ -21,10 +21,8 @@ class ConformanceSuite(pytest.Collector):
 
     def collect(self) -> list[pytest.Item]:
         from conformance.contracts import contract_checks
-        from conformance.corpus.cases import ContractCase
         from conformance.corpus.derive import for_profile
         from conformance.model.options import Options
-        from conformance.model.results import CHECKS
 
         state: State = self.config.stash[STATE]
         label = self.name[len("conformance[") : -1]
@@ -32,7 +30,7 @@ class ConformanceSuite(pytest.Collector):
         options = Options.from_mapping(state.connection(label).info.options)
         items: list[pytest.Item] = []
         for case in for_profile(state.cases, options):
-            own = contract_checks()[case.contract] if isinstance(case, ContractCase) else CHECKS
+            own = contract_checks()[case.contract]
             for check in (c for c in state.checks if c in own):
                 item = ConformanceItem.from_parent(
                     self,

@@ -6,6 +6,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from conformance.contracts.normalizer import CHECKS
 from conformance.corpus.cases import Case, load_corpus
 from conformance.corpus.expectations import expected_failures_for
 from conformance.corpus.select import Selection
@@ -13,7 +14,7 @@ from conformance.engine.growth import GrowthSettings, growth_result, judge_growt
 from conformance.engine.plans import result_count
 from conformance.engine.runner import run_implementation
 from conformance.errors import UsageError
-from conformance.model.results import CHECKS, Verdict
+from conformance.model.results import Verdict
 from conformance.session.events import Finished, Handler
 from conformance.session.orchestrator import (
     EXIT_FAILED,

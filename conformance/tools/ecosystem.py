@@ -16,8 +16,9 @@ from tabulate import tabulate
 
 from conformance.adapters import shown
 from conformance.contracts import all_checks
+from conformance.contracts.normalizer import CHECKS
 from conformance.model.options import OPTION_NAMES, Options
-from conformance.model.results import CHECKS, CaseResult, Verdict
+from conformance.model.results import CaseResult, Verdict
 from conformance.reports._common import format_options
 from conformance.reports._markdown import _category_table, cell, code, text
 from conformance.reports.bugclass import CLASSES, classify

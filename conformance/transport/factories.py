@@ -12,7 +12,7 @@ import os
 import sys
 from typing import Any
 
-from conformance.contracts import registered
+from conformance.contracts import op_contracts
 
 FACTORY_HINT = (
     "a factory takes no arguments and returns a fresh normalizer with feed(chunk) and "
@@ -108,4 +108,4 @@ def _is_normalizer(sample: Any) -> bool:
     if callable(getattr(sample, "feed", None)) and callable(getattr(sample, "finish", None)):
         return True
     # An implementation of another contract only (docs/contracts.md).
-    return any(callable(getattr(sample, entry.METHOD, None)) for entry in registered())
+    return any(callable(getattr(sample, entry.METHOD, None)) for entry in op_contracts())

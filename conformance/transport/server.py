@@ -17,7 +17,7 @@ import sys
 from collections.abc import Callable, Mapping
 from typing import Any, BinaryIO
 
-from conformance.contracts import registered
+from conformance.contracts import op_contracts
 from conformance.interface import StreamNormalizer
 from conformance.transport.codec import (
     Addressed,
@@ -48,7 +48,7 @@ class Handler:
         self.factory = factory
         self.whole = whole
         # The other contracts' ops this normalizer answers: those it has the method for.
-        self.methods = {entry.NAME: entry.METHOD for entry in registered()}
+        self.methods = {entry.NAME: entry.METHOD for entry in op_contracts()}
         sample = factory()
         capabilities = [name for name, method in self.methods.items() if hasattr(sample, method)]
         self.hello = hello_reply(implementation, options, capabilities)
