@@ -31,12 +31,11 @@ from __future__ import annotations
 import argparse
 import itertools
 import platform
-import random
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
-from conformance.model.document import BLOCK_SHARE, BLOCKS, cut, realistic_document
+from conformance.model.document import cut, mixed_document, realistic_document
 from conformance.reference import Normalizer
 
 Chunk = dict[str, Any]
@@ -124,14 +123,7 @@ def implementations() -> list[tuple[str, Factory]]:
 def dense_document(size: int, seed: int = 11) -> str:
     """`size` characters of `<`-dense HTML and code, with reasoning blocks as often as in
     the realistic document."""
-    rng = random.Random(seed)
-    parts: list[str] = []
-    total = 0
-    while total < size:
-        piece = rng.choice(BLOCKS) if rng.random() < BLOCK_SHARE else rng.choice(DENSE_PIECES)
-        parts.append(piece)
-        total += len(piece)
-    return "".join(parts)[:size]
+    return mixed_document(size, DENSE_PIECES, seed)
 
 
 def chunks(text: str, size: int, reasoning: str | None = None) -> list[Chunk]:

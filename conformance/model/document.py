@@ -10,6 +10,7 @@ implementations are measured on the same text.
 from __future__ import annotations
 
 import random
+from collections.abc import Sequence
 
 PARAGRAPHS = (
     "The answer depends on how the stream is split; a normalizer must not care. ",
@@ -30,11 +31,17 @@ BLOCK_SHARE = 0.02
 
 def realistic_document(size: int, seed: int = 7) -> str:
     """`size` characters (code points) of tag-sparse mixed text."""
+    return mixed_document(size, PARAGRAPHS, seed)
+
+
+def mixed_document(size: int, pieces: Sequence[str], seed: int) -> str:
+    """`size` characters of `pieces` in random order, with a reasoning block (BLOCKS) as
+    often as BLOCK_SHARE says."""
     rng = random.Random(seed)
     parts: list[str] = []
     total = 0
     while total < size:
-        piece = rng.choice(BLOCKS) if rng.random() < BLOCK_SHARE else rng.choice(PARAGRAPHS)
+        piece = rng.choice(BLOCKS) if rng.random() < BLOCK_SHARE else rng.choice(pieces)
         parts.append(piece)
         total += len(piece)
     return "".join(parts)[:size]
