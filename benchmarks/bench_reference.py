@@ -17,9 +17,13 @@ peers installed. Prints figures; asserts nothing.
   in process as `conformance bench` drives them; then the reference's speed as a ratio of
   each;
 - linear growth: the reference's time on 1, 10 and 100 MB of pathological inputs (`<`
-  repeated, `<thi` repeated, unclosed `<think>` repeated, native reasoning in every chunk)
-  in 4 KB chunks, and on 1 and 10 MB in 4-character chunks, with the largest held-back
-  suffix seen.
+  repeated, `<thi` repeated, `<think` repeated (a near miss of every delimiter at every
+  sixth character), unclosed `<think>` repeated, native reasoning in every chunk) in 4 KB
+  chunks, and on 1 and 10 MB in 4-character chunks, with the largest held-back suffix seen.
+
+The reference scans exact grammars in C when its install built the C scan (the first line
+says which); `CONFORMANCE_PURE_PYTHON=1` measures the regular expressions that stand in for
+it where no C compiler was present.
 
 Each figure is the best of `--repeats` runs (default 3): other processes on the machine only
 ever slow a run down. An implementation too slow to take the whole document `--repeats` times
@@ -36,6 +40,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
 from conformance.model.document import cut, mixed_document, realistic_document
+from conformance.model.grammar import C_SCAN
 from conformance.reference import Normalizer
 
 Chunk = dict[str, Any]
@@ -201,6 +206,7 @@ def linearity(scale: int) -> None:
     inputs: list[tuple[str, Callable[[int], str], str | None]] = [
         ("'<' repeated", lambda n: "<" * n, None),
         ("'<thi' repeated", lambda n: ("<thi" * (n // 4 + 1))[:n], None),
+        ("'<think' repeated", lambda n: ("<think" * (n // 6 + 1))[:n], None),
         ("unclosed '<think>' repeated", lambda n: ("<think>" * (n // 7 + 1))[:n], None),
         ("native reasoning every chunk", lambda n: realistic[:n], "r"),
     ]
@@ -261,7 +267,8 @@ def main() -> None:
     scale = 10 if args.quick else 1
     print(
         f"reference normalizer on {platform.python_implementation()} "
-        f"{platform.python_version()}, {platform.machine()}, {platform.processor() or '?'}"
+        f"{platform.python_version()}, {platform.machine()}, {platform.processor() or '?'};"
+        f" delimiter scan: {'C' if C_SCAN is not None else 'regular expressions'}"
     )
     size = 1_000_000 // scale
     impls = implementations()

@@ -1,11 +1,15 @@
 """The README's first command is `pip install .`: after a plain (non-editable) install, from a
-directory that is not the checkout, every documented command works with what it installed."""
+directory that is not the checkout, every documented command works with what it installed,
+and the install built the C scan wherever a C compiler is present (hatch_build.py)."""
 
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
+import sysconfig
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -41,6 +45,11 @@ def test_a_plain_install_runs_the_documented_commands(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr[-3000:]
     assert str(venv) in done.stdout  # the installed package, not the checkout
 
+    compiler = (sysconfig.get_config_var("CC") or "cc").split()[0]
+    if shutil.which(compiler):
+        done = _run([conformance, "--version"], elsewhere)
+        assert "delimiter scan: C" in done.stdout, done.stdout + done.stderr
+
     reports = elsewhere / "reports"
     fuzz = [
         conformance,
@@ -61,3 +70,23 @@ def test_a_plain_install_runs_the_documented_commands(tmp_path: Path) -> None:
 
     done = _run([conformance, "check"], elsewhere)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+
+
+@pytest.mark.slow
+def test_without_a_c_compiler_the_wheel_builds_without_the_c_scan_and_says_so(
+    tmp_path: Path,
+) -> None:
+    env = {**os.environ, "CC": "false"}  # a compiler that fails every compilation
+    done = subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "-v", "--no-deps", "-w", tmp_path, ROOT],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "the C scan (conformance/model/_scan.c) was not built" in done.stdout + done.stderr
+    (wheel,) = tmp_path.glob("*.whl")
+    assert wheel.name.endswith("-py3-none-any.whl")
+    with zipfile.ZipFile(wheel) as archive:
+        assert not [name for name in archive.namelist() if "_scan." in name and "pyi" not in name]

@@ -1,18 +1,22 @@
 """The reference against its former, slower self (tests/reference_oracle.py): the same deltas,
 one for one, for every input, chunking and option profile. Promptness included: what each
-delta releases, not only the final channels, must not change."""
+delta releases, not only the final channels, must not change. Under both scans of exact
+grammars: the C one (conformance/model/_scan.c) and the regular expressions it stands in for
+where it is not built."""
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from conformance import strategies as cs
+from conformance.model import options as options_module
 from conformance.model.document import cut, realistic_document
-from conformance.model.grammar import MAX_BLANKS
+from conformance.model.grammar import C_SCAN, MAX_BLANKS, Grammar, compile_grammar
 from conformance.model.options import Options, enumerated_profiles
 from conformance.reference import Normalizer, normalize_stream, normalize_whole
 from tests.reference_oracle import oracle_stream
@@ -39,6 +43,32 @@ PROFILES = [
 IDS = [repr(options.differences()) for options in PROFILES]
 
 
+@pytest.fixture(params=["c", "regex"])
+def scan(request, monkeypatch):
+    """Which scan exact grammars use: the C one, or the regular expressions (as on a machine
+    where it was not built)."""
+    if request.param == "c":
+        if C_SCAN is None:
+            pytest.skip("the C scan is not built here (no C compiler at install time)")
+        return
+    twins: dict[tuple, Grammar] = {}
+
+    def regex_grammar(pairs, tolerant):
+        key = (pairs, tolerant)
+        if key not in twins:
+            twins[key] = dataclasses.replace(compile_grammar(pairs, tolerant), c_scan=None, memo={})
+        return twins[key]
+
+    monkeypatch.setattr(options_module, "compile_grammar", regex_grammar)
+    assert Options().grammar.c_scan is None
+
+
+#: Many examples, under each scan (the `scan` fixture is the same for every example).
+UNDER_EACH_SCAN = settings(
+    max_examples=1500, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+
+
 def assert_same(chunks, options):
     assert normalize_stream(chunks, options) == oracle_stream(chunks, options)
 
@@ -50,9 +80,9 @@ def profile_and_stream(draw):
 
 
 @pytest.mark.slow
-@settings(max_examples=1500)
+@UNDER_EACH_SCAN
 @given(profile_and_stream())
-def test_same_deltas_as_the_oracle(case):
+def test_same_deltas_as_the_oracle(scan, case):
     options, chunks = case
     assert_same(chunks, options)
 
@@ -96,14 +126,14 @@ long_texts = st.lists(st.sampled_from(LONG_PIECES), min_size=1, max_size=40).map
 
 
 @pytest.mark.slow
-@settings(max_examples=1500)
+@UNDER_EACH_SCAN
 @given(
     st.sampled_from(PROFILES),
     long_texts,
     st.lists(st.integers(1, 70), min_size=1, max_size=6),
     st.lists(st.sampled_from([None, "", "R"]), max_size=4),
 )
-def test_same_deltas_on_long_texts_in_any_chunk_sizes(options, text, sizes, natives):
+def test_same_deltas_on_long_texts_in_any_chunk_sizes(scan, options, text, sizes, natives):
     chunks = []
     position = 0
     for index, size in enumerate(itertools.cycle(sizes)):
@@ -126,7 +156,7 @@ def _oracle_whole(text, options):
 
 @pytest.mark.parametrize("options", PROFILES, ids=IDS)
 @pytest.mark.parametrize("size", [1, 2, 3, 4, 7, 16, 64, 4096])
-def test_same_deltas_on_the_realistic_document(options, size):
+def test_same_deltas_on_the_realistic_document(scan, options, size):
     text = realistic_document(6000, seed=3)
     assert_same([{"content": piece} for piece in cut(text, size)], options)
 
@@ -160,6 +190,6 @@ def test_memo_entries_are_reused_across_streams(options):
         ],
     ],
 )
-def test_body_kept_before_native_reasoning_ends_at_the_next_delimiter(chunks):
+def test_body_kept_before_native_reasoning_ends_at_the_next_delimiter(scan, chunks):
     assert_same(chunks, Options())
     assert_same(chunks, Options(unclosed_at_end="drop"))

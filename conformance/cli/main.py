@@ -31,6 +31,7 @@ from conformance.corpus.check import check_corpus, load_retired, load_taxonomy
 from conformance.corpus.dump import dump_corpus
 from conformance.corpus.select import Selection
 from conformance.corpus.taxonomy_table import render_taxonomy, replace_between_markers
+from conformance.model.grammar import C_SCAN
 from conformance.session.orchestrator import EXIT_FAILED, EXIT_OK, EXIT_USAGE
 
 #: The capture tools, imported only when one of them runs.
@@ -49,7 +50,13 @@ CAPTURE_COMMANDS = {
     lazy_subcommands=CAPTURE_COMMANDS,
     context_settings={"help_option_names": ["-h", "--help"]},
 )
-@click.version_option(__version__, prog_name="conformance")
+@click.version_option(
+    __version__,
+    prog_name="conformance",
+    # Whether the install built the C scan (docs/bench.md): speed questions start here.
+    message="%(prog)s, version %(version)s, delimiter scan: "
+    + ("C" if C_SCAN is not None else "regular expressions (not built, or turned off)"),
+)
 def main() -> None:
     """Conformance suite for reasoning-channel normalizers."""
 

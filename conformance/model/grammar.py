@@ -3,13 +3,20 @@
 A grammar is a tuple of (open, close) pairs. Matching is `exact` (the literal strings) or
 `tolerant` (ASCII case ignored, and up to MAX_BLANKS ASCII blanks after the first character,
 after a `/` that follows it, and before the last character: `< Think >`, `</ think>`).
+
+`Grammar.scan` is the one question the normalizer asks of a text. Exact grammars answer it in
+C (`_scan.c`) where the package was installed with a C compiler; the regular expressions
+answer it otherwise, and under tolerant matching, to the same results (tests/test_c_scan.py).
 """
 
 from __future__ import annotations
 
+import os
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import lru_cache, partial
+from types import ModuleType
 
 #: Named grammars. The first is the spec's default.
 PRESETS: dict[str, tuple[tuple[str, str], ...]] = {
@@ -31,6 +38,21 @@ PRESETS: dict[str, tuple[tuple[str, str], ...]] = {
 MAX_BLANKS = 8
 BLANKS = " \t\n\r\f"
 _BLANK_RUN = f"[{re.escape(BLANKS)}]{{0,{MAX_BLANKS}}}"
+
+
+def _load_c_scan() -> ModuleType | None:
+    """The C scan of exact grammars (`_scan.c`): built at install time when a C compiler is
+    present, and used unless CONFORMANCE_PURE_PYTHON is set (to a non-empty value)."""
+    if os.environ.get("CONFORMANCE_PURE_PYTHON"):
+        return None
+    try:
+        from conformance.model import _scan
+    except ImportError:
+        return None
+    return _scan
+
+
+C_SCAN = _load_c_scan()
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,6 +82,8 @@ class Grammar:
     direct: tuple[tuple[int, bool], ...] | None
     #: The longest string `delimiter` can match.
     span: int
+    #: `scan` in C (`_scan.c`), for exact grammars when the module is built.
+    c_scan: Callable[[str], Scan] | None
     #: Matches the longest suffix that is a proper prefix of a delimiter (`prefix` up to
     #: the end of the text): searched only in the last `max_prefix` characters.
     tail: re.Pattern[str]
@@ -84,6 +108,8 @@ class Grammar:
         """The delimiter occurrences of `text`, left to right as `delimiter.finditer` finds
         them, as (start, end, is_close), and where the held-back suffix after the last one
         begins. Only `hold` when there is no occurrence."""
+        if self.c_scan is not None:
+            return self.c_scan(text)
         occurrences = self.occurrences(text)
         hold = self.hold(text, occurrences[-1][1] if occurrences else 0)
         return (tuple(occurrences), hold) if occurrences else hold
@@ -100,7 +126,7 @@ class Grammar:
             memo[text] = found
         return found
 
-    def occurrences(self, text: str) -> list[tuple[int, int, bool]]:
+    def occurrences(self, text: str) -> list[Occurrence]:
         """Every delimiter occurrence, exactly those of `delimiter.finditer(text)`."""
         direct = self.direct
         if direct is not None:
@@ -204,8 +230,10 @@ def _prefix_pattern(pieces: list[str]) -> str:
     return pieces[0] + pattern
 
 
+#: A delimiter occurrence: where it starts, where it ends, whether it closes.
+Occurrence = tuple[int, int, bool]
 #: What `Grammar.scan` returns: the hold index alone when there is no occurrence.
-Scan = int | tuple[tuple[tuple[int, int, bool], ...], int]
+Scan = int | tuple[tuple[Occurrence, ...], int]
 #: Bound of a grammar's memo of short scans (entries of at most `Grammar.short` characters).
 MEMO_SIZE = 4096
 
@@ -227,8 +255,10 @@ def compile_grammar(pairs: tuple[tuple[str, str], ...], tolerant: bool) -> Gramm
     compiled_delimiter = re.compile(delimiter, flags)
     delimiters = [d for pair in pairs for d in pair]
     starts = "".join(sorted({d[0] for d in delimiters} | _case_twins(pairs, tolerant)))
-    anchored = None if tolerant else _anchored(delimiters)
+    anchor = None if tolerant else _anchor(delimiters)
+    anchored = None if anchor is None else _anchored(delimiters, anchor)
     candidate, back, direct = compiled_delimiter, 0, None
+    c_scan = None if anchor is None else _c_scan(pairs, anchor)
     if anchored is not None:
         candidate, back = re.compile(anchored[0]), anchored[1]
         if not _can_overlap(delimiters):
@@ -246,6 +276,7 @@ def compile_grammar(pairs: tuple[tuple[str, str], ...], tolerant: bool) -> Gramm
         back=back,
         direct=direct,
         span=longest + gaps,
+        c_scan=c_scan,
         tail=re.compile(f"(?:{'|'.join(prefixes) or '(?!)'})\\Z", flags),
         closes=None if tolerant else frozenset(close for _, close in pairs),
         prefixes=None
@@ -260,18 +291,24 @@ def compile_grammar(pairs: tuple[tuple[str, str], ...], tolerant: bool) -> Gramm
     )
 
 
-def _anchored(delimiters: list[str]) -> tuple[str, int, list[str]] | None:
-    """Under exact matching, a pattern that matches exactly where a delimiter ends, starting
-    at a piece all delimiters share: `think(?:>(?:(?<=<think>)()|(?<=</think>)())|ing>...)`.
+def _c_scan(pairs: tuple[tuple[str, str], ...], anchor: str) -> Callable[[str], Scan] | None:
+    """`Grammar.scan` of an exact grammar in C, when the module is built and the grammar is
+    within its bounds."""
+    if C_SCAN is None:
+        return None
+    # Longest first, the first of equals first: the order of `delimiter`'s alternatives.
+    ordered = [open_ for open_, _ in pairs] + [close for _, close in pairs]
+    needles = tuple(sorted(ordered, key=len, reverse=True))
+    if len(needles) > C_SCAN.MAX_NEEDLES or sum(map(len, needles)) > C_SCAN.MAX_CHARS:
+        return None
+    closing = {close for _, close in pairs}
+    return partial(C_SCAN.scan, needles, tuple(d in closing for d in needles), anchor)
 
-    A pattern that starts with a literal lets the regex engine skip to it at C speed; a long
-    shared literal (`think` rather than `<` in the default grammar) stops the scan at a few
-    places only in text full of `<`, and the lookbehinds reject, still inside the engine,
-    what is not a delimiter. The anchor is the longest substring all delimiters share (the
-    one whose first character is least frequent, among equals), else their least frequent
-    shared character. Returns the pattern, how far before its match a delimiter can start,
-    and the delimiter of each of its empty groups, in order; None when the delimiters share
-    no character.
+
+def _anchor(delimiters: list[str]) -> str | None:
+    """The piece of text every delimiter contains that a scan looks for first: the longest
+    substring all delimiters share (the one whose first character is least frequent, among
+    equals), else their least frequent shared character. None when they share no character.
     """
     rank = {char: index for index, char in enumerate(_FREQUENT)}
     shared = [
@@ -283,14 +320,26 @@ def _anchored(delimiters: list[str]) -> tuple[str, int, list[str]] | None:
     if not shared:
         return None
     longest = [piece for piece in shared if len(piece) == len(shared[0])]
-    # The engine stops at each occurrence of the anchor's first character: a suffix of the
-    # longest shared piece that starts with a rarer one (`hink`) stops it less often, and
-    # needs two characters or more to stay selective.
+    # The regex engine stops at each occurrence of the anchor's first character: a suffix of
+    # the longest shared piece that starts with a rarer one (`hink`) stops it less often,
+    # and needs two characters or more to stay selective.
     candidates = {piece[cut:] for piece in longest for cut in range(max(1, len(piece) - 1))}
-    anchor = max(
+    return max(
         sorted(candidates, key=len, reverse=True),
         key=lambda piece: rank.get(piece[0], len(_FREQUENT)),
     )
+
+
+def _anchored(delimiters: list[str], anchor: str) -> tuple[str, int, list[str]]:
+    """Under exact matching, a pattern that matches exactly where a delimiter ends, starting
+    at the anchor: `hink(?:>(?:(?<=<think>)()|(?<=</think>)())|ing>...)`.
+
+    A pattern that starts with a literal lets the regex engine skip to it at C speed; a long
+    shared literal (`hink` rather than `<` in the default grammar) stops the scan at a few
+    places only in text full of `<`, and the lookbehinds reject, still inside the engine,
+    what is not a delimiter. Returns the pattern, how far before its match a delimiter can
+    start, and the delimiter of each of its empty groups, in order.
+    """
     tails: dict[str, list[str]] = {}
     for delimiter in delimiters:
         tails.setdefault(delimiter[delimiter.rindex(anchor) + len(anchor) :], []).append(delimiter)

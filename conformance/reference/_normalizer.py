@@ -1,8 +1,9 @@
 """The reference normalizer: SPEC.md made executable.
 
-One pass over the content with compiled regular expressions (`conformance/model/grammar.py`):
-the scan stops only where a delimiter occurs, found by its rarest character, and looks for a
-possible delimiter prefix only in the last characters of the text. Texts of token size,
+One scan of the content by the grammar (`conformance/model/grammar.py`: in C for exact
+grammars where it is built, else compiled regular expressions) finds the delimiters, by a
+piece they all share, and a possible delimiter prefix in the last characters of the text;
+the normalizer routes the text between them. Texts of token size,
 which repeat endlessly, have their scan remembered per grammar. The only state carried
 between chunks is the held-back suffix that could still become a delimiter (bounded by the
 grammar), three flags, and, under `unclosed_at_end: drop`, the open block's body, which that
@@ -14,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from conformance.model.grammar import Occurrence
 from conformance.model.options import Options
 
 #: One output step: the text each channel gained, `{"assistant": str, "thinking": str}`
@@ -30,11 +32,9 @@ class Normalizer:
     __slots__ = (
         "_carry",
         "_drop_unclosed",
-        "_finditer",
         "_grammar",
         "_inside",
         "_keep",
-        "_kinds",
         "_memo",
         "_native_only",
         "_native_seen",
@@ -52,13 +52,9 @@ class Normalizer:
         starts = self._grammar.starts
         # With one start character a substring test decides the fast path.
         self._start = starts if len(starts) == 1 else None
-        # Long texts under a grammar whose occurrences cannot overlap are routed while the
-        # scan runs (`_direct`).
-        self._kinds = self._grammar.direct
         # Token-sized texts: their scans are remembered by the grammar.
         self._short = self._grammar.short
         self._memo = self._grammar.memo
-        self._finditer = self._grammar.candidate.finditer
         self._native_only = options.native_with_tags == "native_only"
         self._drop_unclosed = options.unclosed_at_end == "drop"
         self.reset()
@@ -97,15 +93,10 @@ class Normalizer:
                 scan = self._memo.get(text)
                 if scan is None:
                     scan = grammar.scan_short(text)
-            elif self._kinds is not None:
-                return self._direct(text, thinking)
             else:
                 scan = grammar.scan(text)
             if scan.__class__ is not int:
-                assistant: list[str] = []
-                thought: list[str] = [thinking]
-                self._apply(text, scan, assistant, thought)  # type: ignore[arg-type]
-                return {"assistant": "".join(assistant), "thinking": "".join(thought)}
+                return self._apply(text, scan, thinking)  # type: ignore[arg-type]
             # No delimiter: all but the held-back suffix goes to the current channel.
             if scan < len(text):
                 self._carry = text[scan:]
@@ -132,20 +123,16 @@ class Normalizer:
         self.reset()
         return {"assistant": assistant, "thinking": thinking}
 
-    def _direct(self, text: str, thinking: str) -> Delta:
-        """`_apply(text, grammar.scan(text))` for a grammar with `direct` occurrences: one
-        pass, routing each piece as the scan finds the delimiter after it."""
-        kinds = self._kinds
+    def _apply(self, text: str, scan: tuple[tuple[Occurrence, ...], int], thinking: str) -> Delta:
+        """Route `text` by its delimiter occurrences, and keep the held-back suffix."""
+        occurrences, hold = scan
         assistant: list[str] = []
         thought: list[str] = [thinking]
         # Body text goes to thinking as it is unless an option holds some of it back.
         plain = not self._drop_unclosed and not (self._native_seen and self._native_only)
         inside = self._inside
         pos = 0
-        for match in self._finditer(text):
-            end = match.end()
-            length, close = kinds[match.lastindex]  # type: ignore[index]
-            begin = end - length
+        for begin, end, close in occurrences:
             if begin > pos:
                 if not inside:
                     assistant.append(text[pos:begin])
@@ -154,49 +141,22 @@ class Normalizer:
                 else:
                     thought.append(self._body(text[pos:begin]))
             if not close:
+                # An open inside a block does not nest: it is stripped and ignored.
                 inside = True
             elif inside:
                 inside = False
                 if self._pending:
                     thought.append("".join(self._pending))
                     self._pending.clear()
+            # An orphan close (outside any block) is stripped; the text before it stays.
             pos = end
             # Body before a delimiter was kept (`_body`); after it, none is.
             self._keep = 0
         self._inside = inside
-        hold = self._grammar.hold(text, pos)
         if hold > pos:
             self._route(text[pos:hold], assistant, thought)
         self._carry = text[hold:]
         return {"assistant": "".join(assistant), "thinking": "".join(thought)}
-
-    def _apply(
-        self,
-        text: str,
-        scan: tuple[tuple[tuple[int, int, bool], ...], int],
-        assistant: list[str],
-        thought: list[str],
-    ) -> None:
-        """Route `text` by its delimiter occurrences, and keep the held-back suffix."""
-        occurrences, hold = scan
-        pos = 0
-        for begin, end, close in occurrences:
-            if begin > pos:
-                self._route(text[pos:begin], assistant, thought)
-            if not close:
-                # An open inside a block does not nest: it is stripped and ignored.
-                self._inside = True
-            elif self._inside:
-                self._inside = False
-                if self._pending:
-                    thought.append("".join(self._pending))
-                    self._pending.clear()
-            # An orphan close (outside any block) is stripped; the text before it stays.
-            pos = end
-            self._keep = 0
-        if hold > pos:
-            self._route(text[pos:hold], assistant, thought)
-        self._carry = text[hold:]
 
     def _route(self, text: str, assistant: list[str], thought: list[str]) -> None:
         if self._inside:
