@@ -103,7 +103,7 @@ def guess_taxonomy(chunks: Sequence[Mapping[str, Any]], options: Options = DEFAU
             return "SPLIT.many-pieces"
         if inside:
             return "SPLIT.close" if grammar.is_close(match.group()) else "SPLIT.open"
-    if grammar.holdback_start(content) < len(content):
+    if grammar.hold(content) < len(content):
         return "FLUSH.partial-open"
     if not matches:
         return "TEXT.near-miss" if any(s in content for s in grammar.starts) else "PLAIN.text"

@@ -163,8 +163,8 @@ class Grammar:
         return found
 
     def hold(self, text: str, pos: int = 0) -> int:
-        """`pos + holdback_start(text[pos:])` without copying: where the longest suffix of
-        `text[pos:]` that could still become a delimiter begins."""
+        """Where the longest suffix of `text[pos:]` that could still become a delimiter (a
+        proper prefix of one) begins; `len(text)` when no suffix could."""
         size = len(text)
         lowest = size - self.max_prefix
         if lowest < pos:
@@ -187,22 +187,6 @@ class Grammar:
             if text[at:] in prefixes if prefixes is not None else fullmatch(text, at):
                 return at
             at = text.find(starts, at + 1)
-        return size
-
-    def holdback_start(self, text: str) -> int:
-        """Index where the longest suffix of `text` that could still become a delimiter
-        begins; `len(text)` when no suffix could."""
-        size = len(text)
-        lowest = max(0, size - self.max_prefix)
-        candidates: list[int] = []
-        for start in self.starts:
-            at = text.rfind(start, lowest)
-            while at != -1:
-                candidates.append(at)
-                at = text.rfind(start, lowest, at)
-        for at in sorted(candidates):
-            if self.prefix.fullmatch(text, at):
-                return at
         return size
 
 

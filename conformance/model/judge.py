@@ -88,7 +88,7 @@ def common_prefix(a: str, b: str) -> int:
 def _delimiter_fragment(text: str, grammar: Grammar) -> bool:
     if grammar.delimiter.search(text):
         return True
-    return grammar.holdback_start(text) < len(text)
+    return grammar.hold(text) < len(text)
 
 
 def holdback(
