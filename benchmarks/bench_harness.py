@@ -33,17 +33,11 @@ from pathlib import Path
 from typing import Any
 
 from conformance.corpus.cases import bundled_cases_dir, load_corpus
-from conformance.engine import judging
+from conformance.contracts.normalizer._judging import NormalizerJudge
 from conformance.engine.runner import new_run, run_implementation
+from conformance.model.requests import OpRequest, Reply, Request, StreamRequest, WholeRequest
 from conformance.reports import write_reports
-from conformance.transport.connections import (
-    Connection,
-    OpRequest,
-    Reply,
-    Request,
-    StreamRequest,
-    WholeRequest,
-)
+from conformance.transport.connections import Connection
 from conformance.transport.impls import connect
 from conformance.transport.spec import parse_impl
 
@@ -79,7 +73,7 @@ class Timed:
         self.info = inner.info
         #: Whether the runner may know the replies are the reference's own (it then does not
         #: run the reference again to measure holdback).
-        self.is_reference = itself and getattr(inner, "is_reference", False)
+        self.is_reference = itself and inner.is_reference
         self.clock = Clock()
         self.requests = 0
         self.keep = keep
@@ -131,8 +125,8 @@ def command_line(impl: str, repeat: int) -> tuple[float, float, float]:
 
 
 def _timed_judging(clock: Clock) -> Callable[[], None]:
-    """Time every PlanJudge.add and .result (judging); returns the undo."""
-    add, result = judging.PlanJudge.add, judging.PlanJudge.result
+    """Time every NormalizerJudge.add and .result (judging); returns the undo."""
+    add, result = NormalizerJudge.add, NormalizerJudge.result
 
     def timed_add(self: Any, *args: Any) -> None:
         with clock:
@@ -142,10 +136,10 @@ def _timed_judging(clock: Clock) -> Callable[[], None]:
         with clock:
             return result(self)
 
-    judging.PlanJudge.add, judging.PlanJudge.result = timed_add, timed_result  # type: ignore[method-assign]
+    NormalizerJudge.add, NormalizerJudge.result = timed_add, timed_result  # type: ignore[method-assign]
 
     def undo() -> None:
-        judging.PlanJudge.add, judging.PlanJudge.result = add, result  # type: ignore[method-assign]
+        NormalizerJudge.add, NormalizerJudge.result = add, result  # type: ignore[method-assign]
 
     return undo
 

@@ -26,7 +26,7 @@ import threading
 import time
 
 from conformance.model.chunks import Chunk
-from conformance.transport.connections import StreamRequest
+from conformance.model.requests import StreamRequest
 from conformance.transport.spec import ImplementationSpec
 from conformance.transport.subprocess import SubprocessConnection
 

@@ -29,7 +29,7 @@ from conformance._version import PROTOCOL_VERSION, SPEC_VERSION, __version__
 
 if TYPE_CHECKING:
     from conformance.contracts import Contract, OpContract, register
-    from conformance.corpus.cases import Case, ContractCase, Corpus, bundled_cases_dir, load_corpus
+    from conformance.corpus.cases import bundled_cases_dir, load_corpus
     from conformance.engine.runner import run_implementation
     from conformance.errors import ConformanceError, ImplementationStartError, UsageError
     from conformance.interface import (
@@ -39,6 +39,7 @@ if TYPE_CHECKING:
         from_generator,
         implementation,
     )
+    from conformance.model.cases import Case, ContractCase, Corpus
     from conformance.model.chunks import Channels, Chunk
     from conformance.model.options import Options
     from conformance.model.results import (

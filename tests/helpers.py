@@ -23,7 +23,8 @@ from typing import Any
 from click.testing import CliRunner
 
 from conformance.cli.main import main
-from conformance.corpus.cases import Corpus, bundled_cases_dir, load_corpus
+from conformance.corpus.cases import bundled_cases_dir, load_corpus
+from conformance.model.cases import Corpus
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -14,7 +14,8 @@ from conformance.adapters._common import installed_version
 from conformance.corpus.expectations import load_expected_failures
 from conformance.engine.runner import run_implementation
 from conformance.model.chunks import Chunk
-from conformance.transport.connections import Connection, Ok, StreamRequest, WholeRequest
+from conformance.model.requests import Ok, StreamRequest, WholeRequest
+from conformance.transport.connections import Connection
 from conformance.transport.impls import connect
 from conformance.transport.spec import parse_impl
 

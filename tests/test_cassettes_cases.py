@@ -18,8 +18,9 @@ from conformance.cassettes import (
 )
 from conformance.cassettes._secrets import scan
 from conformance.cli.main import main
-from conformance.corpus.cases import PENDING_REVIEW, bundled_cases_dir, load_file
+from conformance.corpus.cases import bundled_cases_dir, load_file
 from conformance.engine.runner import run_implementation
+from conformance.model.cases import PENDING_REVIEW
 from conformance.model.results import Verdict
 from conformance.transport.impls import connect
 from conformance.transport.spec import parse_impl

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import itertools
 
-from conformance.engine.chunking import EXHAUSTIVE, SPREAD, SplitRequests, cut_points
+from conformance.contracts.normalizer._chunking import EXHAUSTIVE, SPREAD, SplitRequests, cut_points
 from conformance.model.chunks import Chunk
 from conformance.model.options import DEFAULT, Options
 

@@ -23,13 +23,15 @@ from conformance.contracts import (
     contract,
     fuzz_properties,
     names,
+    op_contract,
     register,
     registered,
     unregister,
 )
-from conformance.corpus.cases import ContractCase, load_corpus
+from conformance.corpus.cases import load_corpus
 from conformance.engine.runner import run_implementation
 from conformance.interface import implementation
+from conformance.model.cases import ContractCase
 from conformance.model.results import Verdict
 from conformance.transport.impls import connect
 from conformance.transport.spec import parse_impl
@@ -130,7 +132,7 @@ def shout(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
 
 
 def test_the_registry_derives_checks_properties_and_reference_ops(shout: Path) -> None:
-    assert contract("shout") is SHOUT
+    assert op_contract("shout") is SHOUT and contract("shout").NAME == "shout"
     assert all_checks()[-1] == "shout"
     assert fuzz_properties()[-1] == "shout"
     assert ReferenceImplementation().shout(text="hi") == {"text": "HI"}

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from conformance.corpus.cases import ContractCase
 from conformance.corpus.select import Selection
 from conformance.engine.runner import run_implementation
+from conformance.model.cases import ContractCase
 from conformance.model.results import Verdict
 from conformance.transport.impls import connect
 from conformance.transport.spec import parse_impl

@@ -8,12 +8,14 @@ from collections import Counter
 import pytest
 import yaml
 
-from conformance.corpus.cases import Case, bundled_cases_dir, case_from_mapping
-from conformance.corpus.check import check_corpus, load_taxonomy, reference_output
-from conformance.corpus.derive import derived_forms, for_profile
-from conformance.corpus.model import Corpus
+from conformance.contracts.normalizer._check import profiles_for, reference_output
+from conformance.contracts.normalizer._derive import derived_forms
+from conformance.corpus.cases import bundled_cases_dir, case_from_mapping
+from conformance.corpus.check import check_corpus, load_taxonomy
 from conformance.corpus.select import Selection
+from conformance.engine.plans import profiled as for_profile
 from conformance.engine.runner import run_implementation
+from conformance.model.cases import Case, Corpus
 from conformance.model.chunks import Channels
 from conformance.model.options import Options
 from conformance.model.results import Verdict
@@ -183,7 +185,6 @@ def test_found_case_variants_outrank_the_one_they_correct():
     """A found case's variants for an opt-in value: each added variant must outrank the one
     selected before it, or generation repeats the same `when` until it gives up."""
     from conformance.corpus.casegen import expectations_for
-    from conformance.corpus.check import profiles_for
 
     chunks = [{"content": "", "reasoning": "R"}, {"content": "answer", "reasoning": None}]
     body = expectations_for(chunks, [Options(start_in_reasoning=True)])

@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 
 from conformance.model.chunks import Chunk
+from conformance.model.requests import Error, Ok, StreamRequest
 from conformance.model.results import Verdict
 from conformance.tools.fingerprint import fingerprint
-from conformance.transport.connections import Error, Ok, StreamRequest
 from conformance.transport.impls import connect
 from conformance.transport.spec import parse_impl
 

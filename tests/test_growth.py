@@ -30,8 +30,8 @@ from conformance.engine.growth import (
     judge_growth,
     measure,
 )
+from conformance.model.requests import Error, Ok, StreamRequest
 from conformance.model.results import CaseResult, ImplementationInfo, Verdict
-from conformance.transport.connections import Error, Ok, StreamRequest
 from conformance.transport.impls import connect
 from conformance.transport.spec import parse_impl
 
@@ -188,6 +188,7 @@ class Simulated:
 
     def __init__(self, cost, fail_at: int | None = None) -> None:
         self.info = ImplementationInfo("sim", "sim", "1", "python", {}, "cmd:sim")
+        self.is_reference = False
         self.cost = cost
         self.fail_at = fail_at
         self.sent: list[int] = []

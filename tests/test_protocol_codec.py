@@ -10,6 +10,15 @@ import pytest
 
 from conformance.contracts import op_contracts
 from conformance.model.chunks import Chunk
+from conformance.model.requests import (
+    Error,
+    Ok,
+    OpRequest,
+    StreamRequest,
+    Timeout,
+    Unsupported,
+    WholeRequest,
+)
 from conformance.model.results import Verdict
 from conformance.transport.codec import (
     HELLO,
@@ -25,16 +34,7 @@ from conformance.transport.codec import (
     hello_reply,
 )
 from conformance.transport.lines import LineBuffer, escape_controls
-from conformance.transport.messages import (
-    SHAPES,
-    Error,
-    Ok,
-    OpRequest,
-    StreamRequest,
-    Timeout,
-    Unsupported,
-    WholeRequest,
-)
+from conformance.transport.messages import SHAPES
 from conformance.transport.quarantine import Quarantine
 from conformance.transport.schemas import protocol_schema, protocol_validator, schema_names
 

@@ -6,8 +6,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from conformance.corpus.check import unaccounted
 from conformance.model.chunks import Channels
+from conformance.model.conservation import unaccounted
 from conformance.model.options import CHOICES, Options, OptionsError, enumerated_profiles
 from conformance.reference import Normalizer, join, normalize_stream, normalize_whole
 

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from conformance.corpus.check import unaccounted
 from conformance.model.chunks import Channels
+from conformance.model.conservation import unaccounted
 from conformance.model.options import DEFAULT
 from conformance.model.results import CaseResult, Run
 from conformance.reports import _markdown, load_results

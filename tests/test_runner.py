@@ -10,11 +10,11 @@ from pathlib import Path
 import pytest
 
 from conformance.contracts import render
-from conformance.corpus.cases import Case
 from conformance.corpus.expectations import load_expected_failures
 from conformance.corpus.select import Selection
 from conformance.engine.runner import run_implementation
 from conformance.errors import UsageError
+from conformance.model.cases import Case
 from conformance.model.results import ImplementationRun, Verdict
 from conformance.transport.impls import connect
 from conformance.transport.spec import parse_impl

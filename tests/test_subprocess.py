@@ -15,10 +15,7 @@ import pytest
 from conformance.errors import ImplementationStartError
 from conformance.model.chunks import Chunk
 from conformance.model.options import CHOICES, OPTION_NAMES
-from conformance.reference import normalize_stream, normalize_whole
-from conformance.tools.smoke import smoke
-from conformance.transport.codec import BYE, HELLO, encode_request
-from conformance.transport.connections import (
+from conformance.model.requests import (
     Error,
     Ok,
     Request,
@@ -27,6 +24,9 @@ from conformance.transport.connections import (
     Unsupported,
     WholeRequest,
 )
+from conformance.reference import normalize_stream, normalize_whole
+from conformance.tools.smoke import smoke
+from conformance.transport.codec import BYE, HELLO, encode_request
 from conformance.transport.impls import connect
 from conformance.transport.process import STDERR_TAIL_BYTES, STDERR_TAIL_LINES
 from conformance.transport.schemas import protocol_schema, protocol_validator

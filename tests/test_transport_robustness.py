@@ -14,8 +14,8 @@ import pytest
 
 from conformance.errors import ImplementationStartError, UsageError
 from conformance.model.chunks import Chunk
+from conformance.model.requests import Error, Ok, StreamRequest, Timeout
 from conformance.model.results import Verdict
-from conformance.transport.connections import Error, Ok, StreamRequest, Timeout
 from conformance.transport.impls import connect
 from conformance.transport.spec import ImplementationSpec, parse_impl
 from conformance.transport.subprocess import SubprocessConnection

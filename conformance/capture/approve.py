@@ -22,6 +22,7 @@ from typing import Any
 from conformance.cassettes._decode import decode_cassette
 from conformance.cassettes._load import cassettes_dir_for, load_cassette
 from conformance.cassettes._secrets import refusal
+from conformance.contracts.normalizer import own_cases
 from conformance.corpus.casegen import (
     expectations_for,
     guess_taxonomy,
@@ -29,15 +30,9 @@ from conformance.corpus.casegen import (
     quote,
     render_case_file,
 )
-from conformance.corpus.cases import (
-    Case,
-    CaseFileError,
-    Corpus,
-    bundled_cases_dir,
-    load_corpus,
-    load_file,
-)
+from conformance.corpus.cases import bundled_cases_dir, load_corpus, load_file
 from conformance.corpus.check import check_corpus, load_retired, load_taxonomy
+from conformance.model.cases import Case, CaseFileError, Corpus
 
 #: Case IDs written here start with a digit, so they never collide with hand-written ones.
 ID_FIRST = "23456789"
@@ -110,7 +105,7 @@ def accept(cassette: Path, cases_dir: Path) -> tuple[Case, Path]:
     found = [
         (path, case)
         for path in sorted(pending_dir.glob("*.yaml"))
-        for case in load_file(path)[0]
+        for case in own_cases(load_file(path)[0])
         if case.cassette is not None and case.cassette.name == name
     ]
     if not found:

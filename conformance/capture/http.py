@@ -15,7 +15,7 @@ promptness is not judged here.
 from __future__ import annotations
 
 import socket
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import replace
 from typing import Any
@@ -27,13 +27,14 @@ from vcr.errors import CannotOverwriteExistingCassetteException
 from conformance.cassettes._decode import decode_cassette
 from conformance.cassettes._load import CapturePersister
 from conformance.cassettes._model import CassetteError
-from conformance.corpus.cases import Case
+from conformance.contracts.normalizer import own_cases
 from conformance.interface import HttpCall
+from conformance.model.cases import Case, CaseIdentity
 from conformance.model.chunks import CHANNELS
 from conformance.model.judge import compare
 from conformance.model.options import Options
 from conformance.model.results import CaseResult, ImplementationInfo, ImplementationRun, Verdict
-from conformance.transport.connections import check_delta
+from conformance.transport.messages import check_delta
 
 #: The check name http results carry.
 CHECK = "http"
@@ -51,13 +52,13 @@ def _closed_port() -> Iterator[int]:
 
 
 def replay_run(
-    client: Client, info: ImplementationInfo, cases: Sequence[Case]
+    client: Client, info: ImplementationInfo, cases: Iterable[CaseIdentity]
 ) -> ImplementationRun:
     """Check `client` on every cassette-backed case of `cases`."""
     options = Options.from_mapping(info.options)
     run = ImplementationRun(info)
     with _closed_port() as port:
-        for case in cases:
+        for case in own_cases(cases):
             if case.cassette is not None:
                 run.results.append(check_case(client, case, options, f"http://127.0.0.1:{port}"))
     return run

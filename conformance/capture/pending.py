@@ -15,13 +15,14 @@ from conformance.capture.importer import Finding, chunks_hash
 from conformance.capture.provenance import Origin, add_provenance, origin_of, scrub
 from conformance.cassettes._load import load_cassette
 from conformance.cassettes._secrets import scan as scan_credentials
+from conformance.contracts.normalizer import own_cases
 from conformance.corpus.casegen import (
     expectations_for,
     guess_taxonomy,
     new_case_id,
     render_case_file,
 )
-from conformance.corpus.cases import Case, load_corpus, load_file
+from conformance.corpus.cases import load_corpus, load_file
 from conformance.corpus.check import load_retired
 
 
@@ -59,7 +60,7 @@ def write_pending(
     cassettes_dir = _cassettes_beside(pending_dir)
     corpus_dirs = [d for d in (cases_dir, pending_dir) if d is not None and d.is_dir()]
     corpus = load_corpus(corpus_dirs) if corpus_dirs else None
-    cases = [c for c in (corpus.cases if corpus else ()) if isinstance(c, Case)]
+    cases = own_cases(corpus.cases if corpus else ())
     known = {chunks_hash(case.chunks): case.id for case in cases}
     used = {case.id for case in (corpus.cases if corpus else ())}
     if cases_dir is not None:

@@ -24,7 +24,7 @@ from conformance.capture.handler import GONE, handler_class, peer
 from conformance.capture.served import Served, load_served
 from conformance.capture.splits import SPLITS, cut_points, pieces
 from conformance.cassettes._model import Interaction
-from conformance.corpus.cases import Case, ContractCase
+from conformance.model.cases import CaseIdentity
 from conformance.model.judge import compare
 from conformance.model.options import Options, OptionsError
 
@@ -78,7 +78,7 @@ class ReplayServer:
         self,
         directory: Path,
         *,
-        cases: Iterable[Case | ContractCase] = (),
+        cases: Iterable[CaseIdentity] = (),
         split: str = "frames",
         delay: float = 0.0,
         host: str = "127.0.0.1",

@@ -10,7 +10,8 @@ from typing import Any
 from conformance.cassettes._decode import decode_interaction
 from conformance.cassettes._load import Cassette, iter_cassette_files, load_cassette
 from conformance.cassettes._model import CassetteError, Interaction
-from conformance.corpus.cases import Case, ContractCase
+from conformance.contracts.normalizer import own_cases
+from conformance.model.cases import Case, CaseIdentity
 from conformance.model.options import Options
 
 
@@ -52,7 +53,7 @@ def _expected(case: Case) -> dict[str, Any] | str:
 
 
 def load_served(
-    directory: Path, cases: Iterable[Case | ContractCase] = ()
+    directory: Path, cases: Iterable[CaseIdentity] = ()
 ) -> tuple[list[Served], list[str]]:
     """Every cassette under `directory`, with the cases that use it; problems as messages."""
     served: list[Served] = []
@@ -60,8 +61,8 @@ def load_served(
     # By the name the case file gives (relative to its cassettes directory), so that the
     # bundled cases find a checkout's copy of the bundled cassettes, and the other way round.
     by_name: dict[str, list[Case]] = {}
-    for case in cases:
-        if isinstance(case, Case) and case.cassette is not None:  # contract cases have none
+    for case in own_cases(cases):
+        if case.cassette is not None:
             by_name.setdefault(case.cassette.name, []).append(case)
     for path in iter_cassette_files(directory):
         try:

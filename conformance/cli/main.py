@@ -26,11 +26,12 @@ from conformance.cli.common import (
 from conformance.cli.implementations import bench, fingerprint, matrix, smoke
 from conformance.cli.lazy_group import LazyGroup
 from conformance.contracts import all_checks, fuzz_properties, op_contracts
-from conformance.corpus.cases import CaseFileError, bundled_cases_dir, load_corpus
+from conformance.corpus.cases import bundled_cases_dir, load_corpus
 from conformance.corpus.check import check_corpus, load_retired, load_taxonomy
 from conformance.corpus.dump import dump_corpus
 from conformance.corpus.select import Selection
 from conformance.corpus.taxonomy_table import render_taxonomy, replace_between_markers
+from conformance.model.cases import CaseFileError
 from conformance.model.grammar import C_SCAN
 from conformance.session.orchestrator import EXIT_FAILED, EXIT_OK, EXIT_USAGE
 

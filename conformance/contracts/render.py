@@ -28,7 +28,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from conformance.model.judge import _difference
+from conformance.model.judge import difference
 from conformance.model.results import Verdict
 from conformance.reference import normalize_whole
 
@@ -203,7 +203,7 @@ def _judge_roundtrip(
     differing = [name for name in ("thinking", "assistant") if split[name] != want[name]]
     if not differing:
         return Verdict.PASS, "", actual
-    reason = "; ".join(_difference(name, want[name], split[name]) for name in differing)
+    reason = "; ".join(difference(name, want[name], split[name]) for name in differing)
     return Verdict.FAIL, f"the rendered stream splits back differently: {reason}", actual
 
 

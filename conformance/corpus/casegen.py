@@ -11,8 +11,9 @@ import random
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from conformance.corpus.cases import Case, case_from_mapping
-from conformance.corpus.check import minimal_when, profiles_for, reference_output
+from conformance.contracts.normalizer._check import minimal_when, profiles_for, reference_output
+from conformance.corpus.cases import case_from_mapping
+from conformance.model.cases import Case
 from conformance.model.options import DEFAULT, Options
 
 ID_ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"

@@ -7,7 +7,7 @@ import json
 from collections.abc import Callable, Iterable, Mapping
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
 
@@ -17,19 +17,6 @@ except ImportError:  # pragma: no cover - depends on how PyYAML was built
     from yaml import SafeLoader as _Loader  # type: ignore[assignment]
 
 from conformance.corpus import filecache, validation
-from conformance.corpus.model import (
-    PENDING_REVIEW,
-    Case,
-    CaseFileError,
-    CaseIdentity,
-    CassetteRef,
-    ContractCase,
-    Corpus,
-    Derivation,
-    Expectation,
-    Provenance,
-    Variant,
-)
 from conformance.corpus.textchecks import (
     MAX_DEPTH,
     describe,
@@ -37,21 +24,25 @@ from conformance.corpus.textchecks import (
     line_of,
     shape_problems,
 )
+from conformance.model.cases import (
+    NORMALIZER,
+    Case,
+    CaseFileError,
+    CaseIdentity,
+    CassetteRef,
+    ContractCase,
+    Corpus,
+    Provenance,
+    Variant,
+)
 from conformance.model.chunks import Channels, Chunk
 
+if TYPE_CHECKING:
+    from conformance.contracts import Contract
+
 __all__ = [
-    "PENDING_REVIEW",
-    "Case",
-    "CaseFileError",
-    "CaseIdentity",
-    "CassetteRef",
-    "ContractCase",
-    "Corpus",
-    "Derivation",
-    "Expectation",
-    "Provenance",
-    "Variant",
     "bundled_cases_dir",
+    "case_files",
     "case_from_mapping",
     "load_corpus",
     "load_file",
@@ -86,7 +77,7 @@ def case_files(paths: Iterable[Path]) -> list[Path]:
 def load_corpus(paths: Iterable[Path]) -> Corpus:
     """Load every case file under `paths`; problems are collected, never raised."""
     files = case_files(paths)
-    cases: list[Case | ContractCase] = []
+    cases: list[CaseIdentity] = []
     errors: list[CaseFileError] = []
     parsed = filecache.ParsedFiles(filecache.loader_salt(_schemas())) if files else None
     for path in files:
@@ -98,18 +89,24 @@ def load_corpus(paths: Iterable[Path]) -> Corpus:
 
 def _schemas() -> dict[str, Any]:
     """Every schema a case file is validated against: a loaded file depends on them."""
-    from conformance.contracts import op_contracts
-
-    own = {entry.NAME: entry.SCHEMA for entry in op_contracts()}
+    own = {entry.NAME: entry.SCHEMA for entry in _keyed_contracts()}
     return {
         "": schema("case-file.schema.json"),
         **{name: schema(s) if isinstance(s, str) else s for name, s in own.items()},
     }
 
 
+def _keyed_contracts() -> list[Contract]:
+    """The contracts whose case files name them with a `contract:` key: all but the
+    normalizer's."""
+    from conformance.contracts import registered
+
+    return [entry for entry in registered() if entry.NAME != NORMALIZER]
+
+
 def load_file(
     path: Path, parsed: filecache.ParsedFiles | None = None
-) -> tuple[list[Case | ContractCase], list[CaseFileError]]:
+) -> tuple[list[CaseIdentity], list[CaseFileError]]:
     """The cases of one file and its problems. With `parsed`, a file whose exact text
     loaded without problems before is built from what was remembered of it."""
     try:
@@ -146,7 +143,7 @@ def _remembered(lines: list[Any], at: tuple[Any, ...]) -> int:
     return lines[1][at[1]] if at[0] == "variants" else lines[2]
 
 
-Parsed = tuple[list[Case | ContractCase], list[CaseFileError], Any, Callable[..., int] | None]
+Parsed = tuple[list[CaseIdentity], list[CaseFileError], Any, Callable[..., int] | None]
 
 
 def _parse(path: Path, text: str) -> Parsed:
@@ -193,10 +190,10 @@ def _parse(path: Path, text: str) -> Parsed:
 
 def _cases(
     data: Mapping[str, Any], path: Path, bad: set[Any], line_at: Callable[..., int]
-) -> tuple[list[Case | ContractCase], list[CaseFileError]]:
+) -> tuple[list[CaseIdentity], list[CaseFileError]]:
     """The cases of a normalizer case file's data but those at `bad` paths;
     `line_at(index, *keys)` is the line of a case or of a key in it."""
-    cases: list[Case | ContractCase] = []
+    cases: list[CaseIdentity] = []
     errors = []
     for index, raw in enumerate(data["cases"]):
         if ("cases", index) in bad:
@@ -212,13 +209,12 @@ def _cases(
 
 def _checked_contract_cases(
     data: Mapping[str, Any], node: yaml.Node, path: Path, text: str, errors: list[CaseFileError]
-) -> list[Case | ContractCase]:
+) -> list[CaseIdentity]:
     """The cases of a file of another contract, validated by that contract's schema; its
     problems are added to `errors`."""
-    from conformance.contracts import op_contract, op_contracts
-
     name = data["contract"]
-    known = [entry.NAME for entry in op_contracts()]
+    keyed = {entry.NAME: entry for entry in _keyed_contracts()}
+    known = list(keyed)
     if name not in known:
         errors.append(
             CaseFileError(
@@ -229,7 +225,7 @@ def _checked_contract_cases(
             )
         )
         return []
-    own = op_contract(name).SCHEMA
+    own = keyed[name].SCHEMA
     schema_errors = validation.schema_errors(
         schema(own) if isinstance(own, str) else own, data, text
     )
@@ -246,7 +242,7 @@ def _contract_cases(
     path: Path,
     line_at: Callable[[int], int],
     bad: set[Any] | None = None,
-) -> list[Case | ContractCase]:
+) -> list[CaseIdentity]:
     return [
         ContractCase(
             id=raw["id"],

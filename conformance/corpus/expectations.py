@@ -28,6 +28,7 @@ A listed case that fails is XFAIL; one that passes is XPASS, reported so the ent
 
 from __future__ import annotations
 
+import copy
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
@@ -36,7 +37,7 @@ from typing import Any
 
 import yaml
 
-from conformance.contracts.normalizer import CHECKS
+from conformance.contracts import all_checks, contract_checks
 from conformance.corpus.cases import schema
 from conformance.errors import UsageError
 from conformance.model.results import CaseResult, Verdict
@@ -111,7 +112,7 @@ def load_expected_failures(path: Path) -> ExpectedFailures:
     import jsonschema  # slow to import: only when there is a file to check
 
     errors = sorted(
-        jsonschema.Draft202012Validator(schema("expectations.schema.json")).iter_errors(data),
+        jsonschema.Draft202012Validator(expectations_schema()).iter_errors(data),
         key=lambda e: list(e.absolute_path),
     )
     if errors:
@@ -159,7 +160,9 @@ def _load_lock(path: Path, data: Mapping[str, Any]) -> dict[str, dict[str, Note]
         for checks_key, variants in (rule.get("cases") or {}).items():
             checks = parse_checks(str(checks_key))
             if checks is None:
-                raise bad(f"{where}/cases/{checks_key}", f"checks are `{ALL_CHECKS}` or {CHECKS}")
+                raise bad(
+                    f"{where}/cases/{checks_key}", f"checks are `{ALL_CHECKS}` or {all_checks()}"
+                )
             for variant, bases in (variants or {}).items():
                 if variant != WRITTEN and not _VARIANT.fullmatch(str(variant)):
                     raise bad(f"{where}/cases/{checks_key}/{variant}", "not a transform")
@@ -176,17 +179,31 @@ def _load_lock(path: Path, data: Mapping[str, Any]) -> dict[str, dict[str, Note]
     return locked
 
 
+def expectations_schema() -> dict[str, Any]:
+    """The expectation-file schema, with the check names of every registered contract."""
+    data = copy.deepcopy(schema("expectations.schema.json"))
+    data["additionalProperties"]["properties"]["checks"]["items"]["enum"] = list(all_checks())
+    return data
+
+
 def parse_checks(key: str) -> tuple[str, ...] | None:
-    """The checks a lock's checks key names, or None when it names something else."""
+    """The checks a lock's checks key names, or None when it names something else. `all`
+    names every check of the case's contract (check names are unique across contracts, so
+    it stands for every registered check)."""
     if key == ALL_CHECKS:
-        return tuple(CHECKS)
+        return all_checks()
     checks = tuple(key.split())
-    return checks if checks and set(checks) <= set(CHECKS) else None
+    return checks if checks and set(checks) <= set(all_checks()) else None
 
 
 def checks_key(checks: list[str] | tuple[str, ...]) -> str:
-    ordered = [c for c in CHECKS if c in checks]
-    return ALL_CHECKS if ordered == list(CHECKS) else " ".join(ordered)
+    """A lock's key for the failing checks of one case: `all` when they are every check of
+    the case's contract."""
+    for own in contract_checks().values():
+        if set(checks) <= set(own):
+            ordered = [c for c in own if c in checks]
+            return ALL_CHECKS if ordered == list(own) else " ".join(ordered)
+    return " ".join(c for c in all_checks() if c in checks)
 
 
 def render_lock(

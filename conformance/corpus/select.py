@@ -9,8 +9,8 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from conformance.contracts import all_checks
-from conformance.corpus.cases import Case, CaseIdentity, ContractCase
 from conformance.errors import UsageError
+from conformance.model.cases import CaseIdentity
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,7 +34,7 @@ class Selection:
             data["keyword"] = self.keyword
         return data
 
-    def apply(self, cases: Sequence[Case | ContractCase]) -> list[Case | ContractCase]:
+    def apply(self, cases: Sequence[CaseIdentity]) -> list[CaseIdentity]:
         known = all_checks()
         unknown = sorted(set(self.checks) - set(known))
         if unknown:
@@ -51,7 +51,7 @@ class Selection:
                 derived.setdefault(base, []).append(wanted)
         chosen = [
             replace(case, only=tuple(derived[case.id]))
-            if case.id in derived and case.id not in self.ids and isinstance(case, Case)
+            if case.id in derived and case.id not in self.ids
             else case
             for case in cases
             if (not self.categories or case.category in self.categories)

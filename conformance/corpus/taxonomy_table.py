@@ -7,8 +7,8 @@ from collections.abc import Iterable
 
 from tabulate import tabulate
 
-from conformance.corpus.cases import CaseIdentity
 from conformance.corpus.check import Taxonomy
+from conformance.model.cases import CaseIdentity
 
 START, END = "<!-- taxonomy:start -->", "<!-- taxonomy:end -->"
 

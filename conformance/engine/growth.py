@@ -31,8 +31,10 @@ from typing import Any
 
 from conformance.model.chunks import Chunk
 from conformance.model.document import cut, realistic_document
+from conformance.model.requests import Ok, StreamRequest
 from conformance.model.results import CaseResult, Verdict
-from conformance.transport.connections import Connection, InProcessConnection, Ok, StreamRequest
+from conformance.transport.connections import Connection
+from conformance.transport.inprocess import InProcessConnection
 
 CHECK = "growth"
 CATEGORY = "cost"

@@ -1,9 +1,10 @@
 """The runner: implementation x case x check -> results. It never prints or formats.
 
-For each case and check a `CheckPlan` (plans.py) holds the requests to send; the runner sends
-them in large batches (so a `cmd:` implementation is pipelined) and judges replies as they come
-(judging.py). A batch is bounded in requests and in characters, and a plan's requests are taken
-lazily, so memory stays bounded by one batch whatever the length of a case.
+For each case and check, the case's contract makes a `CheckPlan` (the requests to send) and
+a judge; the runner sends the requests in large batches (so a `cmd:` implementation is
+pipelined) and feeds the judges the replies as they come. A batch is bounded in requests
+and in characters, and a plan's requests are taken lazily, so memory stays bounded by one
+batch whatever the length of a case.
 """
 
 from __future__ import annotations
@@ -15,16 +16,15 @@ from contextlib import contextmanager
 from datetime import UTC, datetime
 
 from conformance._version import SPEC_VERSION, __version__
-from conformance.corpus.cases import Case, ContractCase
-from conformance.corpus.derive import for_profile
 from conformance.corpus.expectations import ExpectedFailures
-from conformance.engine.chunking import SplitRequests
-from conformance.engine.judging import PlanJudge, judge
-from conformance.engine.plans import CheckPlan, plan_case, result_count
+from conformance.engine.judging import judge_for, result_of
+from conformance.engine.plans import plan_case, profiled
+from conformance.model.cases import CaseIdentity
 from conformance.model.options import Options
+from conformance.model.plans import Judge, Judging, UniformRequests
+from conformance.model.requests import OpRequest, Request, WholeRequest
 from conformance.model.results import CaseResult, ImplementationRun, Run
-from conformance.reference import Normalizer
-from conformance.transport.connections import Connection, OpRequest, Request, WholeRequest
+from conformance.transport.connections import Connection
 
 #: How many requests go to an implementation at once.
 BATCH = 2000
@@ -32,17 +32,7 @@ BATCH = 2000
 #: sent a few hundred at a time rather than 2,000 copies of the case.
 BATCH_CHARS = 4_000_000
 
-__all__ = [
-    "BATCH",
-    "CheckPlan",
-    "judge",
-    "new_run",
-    "plan_case",
-    "result_count",
-    "run_implementation",
-]
-
-Item = tuple[PlanJudge, int, Request]
+Item = tuple[Judge, int, Request]
 
 
 def _size(request: Request) -> int:
@@ -54,7 +44,7 @@ def _size(request: Request) -> int:
 
 
 def _batches(
-    judges: Iterator[PlanJudge], size: int, chars: int, order: deque[PlanJudge]
+    judges: Iterator[Judge], size: int, chars: int, order: deque[Judge]
 ) -> Iterator[list[Item]]:
     """Batches of (judge, index, request); each judge is appended to `order` when first met,
     so results can be emitted in plan order."""
@@ -67,7 +57,7 @@ def _batches(
             continue
         requests = judging.plan.requests
         # Every `splits` request feeds the whole stream: its size is known without adding up.
-        same = requests.chars if isinstance(requests, SplitRequests) else None
+        same = requests.chars if isinstance(requests, UniformRequests) else None
         for index in range(len(requests)):
             request = requests[index]
             append((judging, index, request))
@@ -82,7 +72,7 @@ def _batches(
 
 def run_implementation(
     connection: Connection,
-    cases: Sequence[Case | ContractCase],
+    cases: Sequence[CaseIdentity],
     *,
     checks: Sequence[str] | None = None,
     expected_failures: ExpectedFailures | None = None,
@@ -96,23 +86,18 @@ def run_implementation(
     `stop` is asked after each batch is answered: once it says yes, that batch's replies are
     not judged (they may be the interruption's own doing) and nothing more is sent."""
     options = Options.from_mapping(connection.info.options)
-    # Under an opt-in profile, derived cases stand in for written ones without an
-    # expectation for it (SPEC 5.6).
-    cases = for_profile(cases, options)
     run = ImplementationRun(connection.info)
-    reference = Normalizer(options)
-    # The bundled reference in this process answers with the reference's own deltas.
-    itself = getattr(connection, "is_reference", False) is True
+    shared = Judging(options, replies_are_reference=connection.is_reference)
     judges = (
-        PlanJudge(plan, options, reference, replies_are_reference=itself)
-        for case in cases
+        judge_for(plan, shared)
+        for case in profiled(cases, options)
         for plan in plan_case(case, options, checks)
     )
-    order: deque[PlanJudge] = deque()
+    order: deque[Judge] = deque()
 
     def settle() -> None:
         while order and order[0].pending == 0:
-            result = order.popleft().result()
+            result = result_of(order.popleft())
             if expected_failures is not None:
                 result = expected_failures.apply(result)
             run.results.append(result)

@@ -22,12 +22,12 @@ from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.database import DirectoryBasedExampleDatabase, ExampleDatabase
 
-from conformance import strategies as cs
+from conformance.contracts import property_owner
+from conformance.contracts._fuzzing import PropertyFailure
 from conformance.errors import UsageError
-from conformance.fuzz.checks import property_check
 from conformance.fuzz.found import record_found, safe_label
 from conformance.fuzz.properties import run_property
-from conformance.fuzz.target import PropertyFailure, Target
+from conformance.fuzz.target import Target
 from conformance.model.options import Options
 from conformance.model.results import FuzzResult, ImplementationInfo, Verdict
 from conformance.transport.impls import connect
@@ -119,13 +119,14 @@ def property_test(
     """The property called `name` as an ordinary `@given` test against `target`. It keeps
     Hypothesis' own settings (database included), so HypoFuzz and `fuzz_one_input` drive it
     as they drive any Hypothesis test; `found` sees each failure before it is raised."""
-    check = property_check(name)
+    owner = property_owner(name)
+    check = owner.fuzz_check(name)
 
     @settings(deadline=None, suppress_health_check=list(HealthCheck))
-    @hypothesis.given(chunks=cs.streams(target.options), data=st.data())
-    def test(chunks: list[dict[str, Any]], data: st.DataObject) -> None:
+    @hypothesis.given(value=owner.fuzz_inputs(target.options), data=st.data())
+    def test(value: Any, data: st.DataObject) -> None:
         try:
-            check(target, chunks, data)
+            check(target, value, data)
         except PropertyFailure as failure:
             if found is not None:
                 found(failure)

@@ -1,9 +1,10 @@
 """Property-based fuzzing of an implementation, with shrinking to ready-to-commit cases.
 
-Each property is one Hypothesis test over `conformance.strategies`, run against a connection
+Each property is one Hypothesis test over its contract's inputs, run against a connection
 (in process or a pipelined subprocess). A failure is shrunk by Hypothesis, and the minimal
-input becomes a case file whose expectations come from the reference. The properties are
-in `checks`, the target they run against in `target`; this module runs one of them.
+input becomes a case file whose expectations come from the reference. Each contract owns
+its properties (`fuzz_inputs`, `fuzz_check`, `fuzz_replay`), the target they run against is
+in `target`; this module runs one of them, whatever its contract.
 """
 
 from __future__ import annotations
@@ -17,10 +18,9 @@ from hypothesis import HealthCheck, Phase, settings
 from hypothesis import strategies as st
 from hypothesis.database import ExampleDatabase
 
-from conformance import strategies as cs
-from conformance.contracts import normalizer
-from conformance.fuzz.checks import property_check, replay_check
-from conformance.fuzz.target import Counterexample, PropertyFailure, Target, Unsupported
+from conformance.contracts import property_owner
+from conformance.contracts._fuzzing import Counterexample, PropertyFailure, Unsupported
+from conformance.fuzz.target import Target
 from conformance.model.results import FuzzResult, Verdict
 
 #: Examples per Hypothesis run; a time budget runs slices of this size until time is up.
@@ -44,7 +44,8 @@ def run_property(
     Generation is seeded, so a seed replays a run exactly; the database is ours, not
     Hypothesis' own (which a fixed seed switches off), holding minimal failing inputs.
     """
-    check = property_check(name)
+    owner = property_owner(name)
+    check = owner.fuzz_check(name)
     start = time.monotonic()
     target.examples = 0
     target.non_strict = None
@@ -62,13 +63,11 @@ def run_property(
             example.to_json() if example else None,
         )
 
-    is_contract = name not in normalizer.PROPERTIES
-    stored = sorted(database.fetch(key), key=len) if database and not is_contract else []
+    stored = sorted(database.fetch(key), key=len) if database else []
     for value in stored:
-        chunks = json.loads(value)
         target.examples += 1
         try:
-            replay_check(target, chunks)
+            owner.fuzz_replay(target, json.loads(value))
         except PropertyFailure as failure:
             example = failure.example
             return result(Verdict.ERROR if example.error else Verdict.FAIL, seed, example)
@@ -77,10 +76,10 @@ def run_property(
 
     found: list[Counterexample] = []
 
-    def test(chunks: list[dict[str, Any]], data: st.DataObject) -> None:
+    def test(value: Any, data: st.DataObject) -> None:
         target.examples += 1
         try:
-            check(target, chunks, data)
+            check(target, value, data)
         except PropertyFailure as failure:
             found.append(failure.example)
             raise
@@ -98,15 +97,15 @@ def run_property(
             print_blob=False,
             # No explain phase: its extra runs would overwrite the shrunk counterexample.
             phases=[Phase.explicit, Phase.generate, Phase.target, Phase.shrink],
-        )(hypothesis.given(cs.streams(target.options), st.data())(test))
+        )(hypothesis.given(owner.fuzz_inputs(target.options), st.data())(test))
         try:
             hypothesis.seed(slice_seed)(runner)()
         except Unsupported as unsupported:
             return result(Verdict.SKIP, seed, reason=f"unsupported: {unsupported}")
         except PropertyFailure:
             example = found[-1]
-            if database is not None and not is_contract:
-                database.save(key, json.dumps(example.chunks).encode())
+            if database is not None:
+                database.save(key, json.dumps(example.input).encode())
             return result(Verdict.ERROR if example.error else Verdict.FAIL, slice_seed, example)
         except Exception as error:  # Hypothesis itself gave up: report it, do not crash
             return result(Verdict.ERROR, slice_seed, reason=f"{type(error).__name__}: {error}")

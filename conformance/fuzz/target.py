@@ -1,6 +1,6 @@
-"""What the fuzz properties exercise and what they report: a live implementation under its
-declared options (`Target`), and the input that breaks a property (`Counterexample`), raised
-as a `PropertyFailure` for Hypothesis to shrink."""
+"""What the fuzz properties exercise: a live implementation under its declared options, over
+a connection (`Target`, the `FuzzTarget` of conformance/contracts/_fuzzing.py, where the
+`Counterexample` a failing property raises is defined too)."""
 
 from __future__ import annotations
 
@@ -8,51 +8,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from conformance.contracts._fuzzing import Counterexample, PropertyFailure, Unsupported, fail
 from conformance.model.chunks import Chunk
 from conformance.model.judge import squeeze
 from conformance.model.options import Options
-from conformance.transport.connections import (
-    Connection,
-    Ok,
-    OpRequest,
-    Reply,
-    StreamRequest,
-    WholeRequest,
-)
-from conformance.transport.connections import Unsupported as UnsupportedReply
-
-
-@dataclass(frozen=True, slots=True)
-class Counterexample:
-    chunks: list[dict[str, str | None]]
-    reason: str
-    expected: Mapping[str, str] | None = None
-    actual: Mapping[str, str] | None = None
-    #: Set when the implementation failed to answer rather than answered wrongly.
-    error: bool = False
-    #: For another contract's property: its name and the request payload that failed.
-    contract: str | None = None
-    payload: Mapping[str, Any] | None = None
-
-    def to_json(self) -> dict[str, Any]:
-        data: dict[str, Any] = {"chunks": self.chunks, "reason": self.reason}
-        if self.expected is not None:
-            data["expected"] = dict(self.expected)
-        if self.actual is not None:
-            data["actual"] = dict(self.actual)
-        if self.contract is not None:
-            data["contract"] = self.contract
-            data["input"] = dict(self.payload or {})
-        return data
-
-
-class PropertyFailure(AssertionError):
-    """A property does not hold. An AssertionError, which Hypothesis shrinks best: it tells
-    other exceptions apart by their message, which here changes with every example."""
-
-    def __init__(self, example: Counterexample) -> None:
-        super().__init__(example.reason)
-        self.example = example
+from conformance.model.requests import Ok, OpRequest, Reply, StreamRequest, WholeRequest
+from conformance.model.requests import Unsupported as UnsupportedReply
+from conformance.transport.connections import Connection
 
 
 @dataclass(slots=True)
@@ -112,22 +74,9 @@ class Target:
         return reply.value or {}
 
 
-class Unsupported(Exception):
-    """The implementation does not answer this contract's op: the property is SKIP."""
-
-
 def _answer(reply: Reply, chunks: list[dict[str, Any]]) -> Ok:
     if not isinstance(reply, Ok):
         raise PropertyFailure(
             Counterexample(chunks, f"the implementation failed: {reply.reason}", error=True)
         )
     return reply
-
-
-def fail(
-    chunks: list[dict[str, Any]],
-    reason: str,
-    expected: Mapping[str, str] | None = None,
-    actual: Mapping[str, str] | None = None,
-) -> None:
-    raise PropertyFailure(Counterexample(chunks, reason, expected, actual))

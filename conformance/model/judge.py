@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from itertools import accumulate
+from operator import sub
 
 from conformance.model.chunks import CHANNELS, Channels
 from conformance.model.grammar import Grammar
@@ -31,14 +33,20 @@ def compare(expected: Channels, actual: Mapping[str, str], level: str) -> Judgem
     if all(squeeze(getattr(expected, name)) == squeeze(actual[name]) for name in differing):
         return Judgement(Verdict.NON_STRICT, f"whitespace differs in {' and '.join(differing)}")
     reason = "; ".join(
-        _difference(name, getattr(expected, name), actual[name]) for name in differing
+        difference(name, getattr(expected, name), actual[name]) for name in differing
     )
-    if level != "must":
+    return graded(Verdict.FAIL, reason, level)
+
+
+def graded(verdict: Verdict, reason: str, level: str) -> Judgement:
+    """The verdict of a case at `level`: a FAIL of a case below MUST is NON_STRICT (SPEC.md
+    8.3). Every contract's judging goes through here."""
+    if verdict == Verdict.FAIL and level != "must":
         return Judgement(Verdict.NON_STRICT, f"{level}-level case differs: {reason}")
-    return Judgement(Verdict.FAIL, reason)
+    return Judgement(verdict, reason)
 
 
-def _difference(name: str, want: str, got: str) -> str:
+def difference(name: str, want: str, got: str) -> str:
     """Where two texts part, with a little context: the full texts are in the result."""
     at = common_prefix(want, got)
     start = max(0, at - 10)
@@ -91,16 +99,19 @@ def _delimiter_fragment(text: str, grammar: Grammar) -> bool:
     return grammar.hold(text) < len(text)
 
 
-def holdback(
-    deltas: Sequence[Mapping[str, str]], reference: Sequence[Mapping[str, str]]
-) -> tuple[int, int]:
-    """The most characters the implementation had released fewer of than the reference,
-    at any step, and the first step where that happened."""
-    worst, worst_step = 0, -1
-    mine = theirs = 0
-    for step, (delta, ref) in enumerate(zip(deltas, reference, strict=True)):
-        mine += len(delta["assistant"]) + len(delta["thinking"])
-        theirs += len(ref["assistant"]) + len(ref["thinking"])
-        if theirs - mine > worst:
-            worst, worst_step = theirs - mine, step
-    return worst, worst_step
+def released(deltas: Iterable[Mapping[str, str]]) -> list[int]:
+    """The characters each delta releases, both channels together."""
+    return [len(delta["assistant"]) + len(delta["thinking"]) for delta in deltas]
+
+
+def behind(mine: Iterable[int], theirs: Iterable[int]) -> list[int]:
+    """After each step, how many characters the reference had released (`theirs`, per step)
+    that the implementation (`mine`) had not; negative where it was ahead."""
+    return list(map(sub, accumulate(theirs), accumulate(mine)))
+
+
+def holdback(lags: Sequence[int]) -> tuple[int, int]:
+    """From `behind`'s lags: the most characters held back beyond the reference at any
+    step, and the first step where that happened ((0, -1) when never behind)."""
+    worst = max(lags, default=0)
+    return (worst, lags.index(worst)) if worst > 0 else (0, -1)

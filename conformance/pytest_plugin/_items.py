@@ -12,7 +12,7 @@ import pytest
 from ._state import FUZZ, FUZZ_PROPERTY, RESULT_PROPERTY, STATE, State, marker
 
 if TYPE_CHECKING:
-    from conformance.corpus.cases import Case
+    from conformance.model.cases import CaseIdentity
     from conformance.model.results import CaseResult
 
 
@@ -21,15 +21,14 @@ class ConformanceSuite(pytest.Collector):
 
     def collect(self) -> list[pytest.Item]:
         from conformance.contracts import contract_checks
-        from conformance.corpus.derive import for_profile
+        from conformance.engine.plans import profiled
         from conformance.model.options import Options
 
         state: State = self.config.stash[STATE]
         label = self.name[len("conformance[") : -1]
-        # Under an opt-in profile, derived cases stand in for written ones (SPEC 5.6).
         options = Options.from_mapping(state.connection(label).info.options)
         items: list[pytest.Item] = []
-        for case in for_profile(state.cases, options):
+        for case in profiled(state.cases, options):
             own = contract_checks()[case.contract]
             for check in (c for c in state.checks if c in own):
                 item = ConformanceItem.from_parent(
@@ -62,14 +61,15 @@ class ConformanceFailure(Exception):
 
 
 class ConformanceItem(pytest.Item):
-    def __init__(self, *, label: str, case: Case, check: str, **kwargs: Any) -> None:
+    def __init__(self, *, label: str, case: CaseIdentity, check: str, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.label = label
         self.case = case
         self.check = check
 
     def runtest(self) -> None:
-        from conformance.engine.runner import judge, plan_case
+        from conformance.engine.judging import judge
+        from conformance.engine.plans import plan_case
         from conformance.model.options import Options
         from conformance.model.results import Verdict
 

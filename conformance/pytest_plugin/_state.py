@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 if TYPE_CHECKING:
-    from conformance.corpus.cases import Case, ContractCase
+    from conformance.model.cases import CaseIdentity
 
 GROUP = "conformance"
 IMPL = "--conformance-impl"
@@ -40,7 +40,7 @@ class State:
         self.expectations_dir = Path(expectations) if expectations else None
         self.connections: dict[str, Any] = {}
         self.expected: dict[str, Any] = {}
-        self.cases: list[Case | ContractCase] = []
+        self.cases: list[CaseIdentity] = []
         self.checks: list[str] = []
 
     def connection(self, label: str) -> Any:

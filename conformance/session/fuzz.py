@@ -16,11 +16,12 @@ from conformance.fuzz.campaign import FuzzJob, job_seconds, open_database, run_j
 from conformance.fuzz.found import record_found
 from conformance.fuzz.properties import Target, run_property
 from conformance.model.options import Options
+from conformance.model.requests import Error, Reply, Request
 from conformance.model.results import FuzzResult, ImplementationInfo, Verdict
 from conformance.session.events import Handler
 from conformance.session.orchestrator import Context, Job, Session, SessionSettings
 from conformance.session.run import implementation_specs
-from conformance.transport.connections import Connection, Error, Reply, Request
+from conformance.transport.connections import Connection
 from conformance.transport.impls import connect
 from conformance.transport.spec import ImplementationSpec
 
@@ -58,6 +59,7 @@ class _Watched:
     def __init__(self, connection: Connection) -> None:
         self.connection = connection
         self.info: ImplementationInfo = connection.info
+        self.is_reference = connection.is_reference
         self.lost: str | None = None
 
     def send(self, requests: Sequence[Request]) -> list[Reply]:

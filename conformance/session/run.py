@@ -6,8 +6,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from conformance.contracts.normalizer import CHECKS
-from conformance.corpus.cases import Case, load_corpus
+from conformance.contracts.normalizer import CHECKS, NAME
+from conformance.corpus.cases import load_corpus
 from conformance.corpus.expectations import expected_failures_for
 from conformance.corpus.select import Selection
 from conformance.engine.growth import GrowthSettings, growth_result, judge_growth
@@ -107,7 +107,7 @@ def run_session(
         cases = []
     checks = settings.selection.checks
     # The growth check times the normalizer: it comes with the normalizer's own checks.
-    normalizer = any(isinstance(case, Case) for case in cases) and any(
+    normalizer = any(case.contract == NAME for case in cases) and any(
         check in CHECKS for check in checks
     )
     growth = settings.growth if normalizer else None

@@ -28,7 +28,9 @@ from tabulate import tabulate
 
 from conformance.model.chunks import Chunk
 from conformance.model.document import cut, realistic_document
+from conformance.model.judge import behind, released
 from conformance.model.options import Options
+from conformance.model.requests import Ok, StreamRequest, Timeout
 from conformance.model.results import ImplementationInfo
 from conformance.reference import Delta, normalize_stream
 from conformance.tools.bench_figures import (
@@ -40,14 +42,9 @@ from conformance.tools.bench_figures import (
     Holdback,
     Throughput,
 )
-from conformance.transport.connections import (
-    Connection,
-    InProcessConnection,
-    Ok,
-    StreamRequest,
-    Timeout,
-    stream_reply,
-)
+from conformance.transport.connections import Connection
+from conformance.transport.inprocess import InProcessConnection
+from conformance.transport.messages import stream_reply
 
 FULL = BenchSettings()
 #: Under ten seconds for a `cmd:` implementation that is as fast as the reference.
@@ -164,21 +161,11 @@ def _holdback(
     assert deltas is not None
     options = Options.from_mapping(info.options)
     reference = normalize_stream(({"content": piece} for piece in pieces), options)
-    lags = _lags(deltas, reference)
+    # After each chunk (not the flush): what the reference had released and the
+    # implementation had not yet, or 0 when it was ahead.
+    lags = [max(0, lag) for lag in behind(released(deltas[:-1]), released(reference[:-1]))]
     agrees = _joined(deltas) == _joined(reference)
     return Holdback(size, max(lags, default=0), sum(lags) / len(lags) if lags else 0.0, agrees)
-
-
-def _lags(deltas: Sequence[Mapping[str, str]], reference: Sequence[Delta]) -> list[int]:
-    """After each chunk (not the flush): characters the reference had released and the
-    implementation had not yet, or 0 when it was ahead."""
-    lags = []
-    mine = theirs = 0
-    for delta, ref in zip(deltas[:-1], reference[:-1], strict=True):
-        mine += len(delta["assistant"]) + len(delta["thinking"])
-        theirs += len(ref["assistant"]) + len(ref["thinking"])
-        lags.append(max(0, theirs - mine))
-    return lags
 
 
 def _joined(deltas: Sequence[Mapping[str, str]] | Sequence[Delta]) -> tuple[str, str]:

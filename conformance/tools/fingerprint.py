@@ -37,6 +37,7 @@ from conformance.model.chunks import Channels, Chunk
 from conformance.model.grammar import PRESETS
 from conformance.model.judge import compare
 from conformance.model.options import CHOICES, DEFAULT, OPTION_NAMES, Options, Pairs
+from conformance.model.requests import Ok, Reply, StreamRequest
 from conformance.model.results import ImplementationInfo, Verdict
 from conformance.reference import join, normalize_stream
 from conformance.tools.fingerprint_probes import (
@@ -46,7 +47,7 @@ from conformance.tools.fingerprint_probes import (
     _pair_probe_name,
     _stream,
 )
-from conformance.transport.connections import Connection, Ok, Reply, StreamRequest
+from conformance.transport.connections import Connection
 
 #: Every probe agrees with some value, but no single value agrees with all of them.
 INCONSISTENT = "inconsistent"

@@ -10,15 +10,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from conformance.model.chunks import Chunk
+from conformance.model.requests import Ok, Reply, StreamRequest, Unsupported, WholeRequest
 from conformance.reference import Delta, Options, join, normalize_stream, normalize_whole
-from conformance.transport.connections import (
-    Connection,
-    Ok,
-    Reply,
-    StreamRequest,
-    Unsupported,
-    WholeRequest,
-)
+from conformance.transport.connections import Connection
 
 
 @dataclass(frozen=True, slots=True)

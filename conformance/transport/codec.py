@@ -14,18 +14,20 @@ from dataclasses import dataclass
 from typing import Any
 
 from conformance._version import PROTOCOL_VERSION
-from conformance.transport.lines import escape_controls, quote
-from conformance.transport.messages import (
-    IMPLEMENTATION_KEYS,
+from conformance.model.requests import (
     Error,
     Ok,
     OpRequest,
-    RawStreamRequest,
     Reply,
     Request,
     StreamRequest,
     Unsupported,
     WholeRequest,
+)
+from conformance.transport.lines import escape_controls, quote
+from conformance.transport.messages import (
+    IMPLEMENTATION_KEYS,
+    RawStreamRequest,
     stream_reply,
     whole_reply,
 )

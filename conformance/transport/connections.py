@@ -5,7 +5,8 @@ implementation does wrong (raises, hangs, crashes, answers garbage) becomes a fa
 (`Error`, `Unsupported` or `Timeout`, each with its verdict and reason): misbehaviour is
 data, never an exception out of the runner.
 
-The message shapes and replies are defined in `codec`; this module is what the runner sees.
+The requests and replies are plain data (conformance/model/requests.py); the connections
+are `InProcessConnection` (inprocess.py) and the subprocess ones (subprocess.py).
 """
 
 from __future__ import annotations
@@ -13,47 +14,17 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Protocol
 
+from conformance.model.requests import Reply, Request
 from conformance.model.results import ImplementationInfo
-from conformance.transport.inprocess import InProcessConnection
-from conformance.transport.messages import (
-    Error,
-    Failed,
-    Ok,
-    OpRequest,
-    Reply,
-    Request,
-    StreamRequest,
-    Timeout,
-    Unsupported,
-    WholeRequest,
-    check_delta,
-    stream_reply,
-    whole_reply,
-)
-
-__all__ = [
-    "Connection",
-    "Error",
-    "Failed",
-    "InProcessConnection",
-    "Ok",
-    "OpRequest",
-    "Reply",
-    "Request",
-    "StreamRequest",
-    "Timeout",
-    "Unsupported",
-    "WholeRequest",
-    "check_delta",
-    "stream_reply",
-    "whole_reply",
-]
 
 
 class Connection(Protocol):
     """A live implementation."""
 
     info: ImplementationInfo
+    #: The bundled reference in this process: its replies are the reference's own, so
+    #: holdback is not measured against the reference again.
+    is_reference: bool
 
     def send(self, requests: Sequence[Request]) -> list[Reply]:
         """Answer each request, in order (a connection may pipeline them)."""

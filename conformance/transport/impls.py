@@ -11,8 +11,9 @@ from conformance._version import __version__
 from conformance.errors import ImplementationStartError, UsageError
 from conformance.interface import metadata
 from conformance.model.results import ImplementationInfo
-from conformance.transport.connections import Connection, InProcessConnection
+from conformance.transport.connections import Connection
 from conformance.transport.factories import check_factory, import_factory
+from conformance.transport.inprocess import InProcessConnection
 from conformance.transport.spec import (
     DEFAULT_TIMEOUT,
     ImplementationSpec,

@@ -12,23 +12,20 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from conformance.model.chunks import CHANNELS
-from conformance.model.results import ImplementationInfo
-from conformance.transport.lines import escape_controls
-from conformance.transport.messages import (
+from conformance.model.requests import (
     Error,
     Ok,
     OpRequest,
-    RawStreamRequest,
     Reply,
     Request,
     StreamRequest,
     Timeout,
     Unsupported,
     WholeRequest,
-    op_reply,
-    stream_reply,
-    whole_reply,
 )
+from conformance.model.results import ImplementationInfo
+from conformance.transport.lines import escape_controls
+from conformance.transport.messages import RawStreamRequest, op_reply, stream_reply, whole_reply
 from conformance.transport.quarantine import Quarantine
 from conformance.transport.watchdog import Overtime, Watchdog
 

@@ -22,7 +22,7 @@ import json
 from collections import deque
 from collections.abc import Hashable
 
-from conformance.transport.messages import OpRequest, Request, StreamRequest, Timeout, WholeRequest
+from conformance.model.requests import OpRequest, Request, StreamRequest, Timeout, WholeRequest
 
 THRESHOLD = 3
 

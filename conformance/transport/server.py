@@ -19,6 +19,7 @@ from typing import Any, BinaryIO
 
 from conformance.contracts import op_contracts
 from conformance.interface import StreamNormalizer
+from conformance.model.requests import Error, Unsupported
 from conformance.transport.codec import (
     Addressed,
     Bye,
@@ -30,7 +31,6 @@ from conformance.transport.codec import (
 )
 from conformance.transport.inprocess import WholeFunction, answer, describe
 from conformance.transport.lines import LineBuffer
-from conformance.transport.messages import Error, Unsupported
 
 __all__ = ["Handler", "WholeFunction", "serve", "serve_handler"]
 

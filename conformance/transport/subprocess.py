@@ -23,6 +23,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 from conformance.errors import ImplementationStartError
+from conformance.model.requests import Error, Reply, Request, Timeout
 from conformance.model.results import ImplementationInfo
 from conformance.transport.codec import (
     BYE,
@@ -32,7 +33,6 @@ from conformance.transport.codec import (
     ProtocolError,
     encode_request,
 )
-from conformance.transport.messages import Error, Reply, Request, Timeout
 from conformance.transport.process import EndOfOutput, Process
 from conformance.transport.quarantine import Quarantine
 from conformance.transport.spec import DEFAULT_TIMEOUT, ImplementationSpec, effective_options
@@ -57,6 +57,9 @@ class _StartFailure(Exception):
 
 class SubprocessConnection:
     """A `cmd:` implementation: one long-lived process, restarted after it fails."""
+
+    #: Never the bundled reference in this process: its replies are measured like any.
+    is_reference = False
 
     def __init__(
         self,

@@ -11,7 +11,8 @@ from typing import overload
 
 from conformance.model.chunks import Chunk
 from conformance.model.grammar import Grammar
-from conformance.transport.connections import StreamRequest
+from conformance.model.plans import UniformRequests
+from conformance.model.requests import StreamRequest
 
 
 def pieces(chunks: Sequence[Chunk]) -> list[tuple[str, str]]:
@@ -76,7 +77,7 @@ def cut_points(text: str, grammar: Grammar | None) -> list[int]:
     return sorted(points)
 
 
-class SplitRequests(Sequence[StreamRequest]):
+class SplitRequests(UniformRequests):
     """The `splits` check's requests, one per split point, each made only when asked for.
 
     A case of n characters has about n split points of n characters each: built at once they
@@ -117,6 +118,9 @@ class SplitRequests(Sequence[StreamRequest]):
         out += [Chunk(text[:cut]), Chunk(text[cut:])]
         out += self._chunks[index + 1 :]
         return StreamRequest(out)
+
+    def label(self, index: int) -> str:
+        return f"split at {self.point(index)}"
 
     def point(self, position: int) -> int:
         """The character offset (in the joined content) where request `position` cuts."""

@@ -1,6 +1,7 @@
-"""The corpus's plain data: cases, their expectations and variants, and problems found in
-case files. Loading them is `conformance.corpus.cases`; deriving cases for opt-in profiles is
-`conformance.corpus.derive`."""
+"""Cases as plain data: what every case has (`CaseIdentity`, the one case type the engine
+sees), the normalizer's cases with their expectations and variants, the cases of other
+contracts, and problems found in case files. Loading them is `conformance.corpus.cases`;
+each case's contract (`conformance.contracts`) plans and judges it."""
 
 from __future__ import annotations
 
@@ -8,9 +9,8 @@ import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any
 
-from conformance.contracts import normalizer
 from conformance.model.chunks import Channels, Chunk
 from conformance.model.options import ENUMERATED, OPTION_NAMES, Options, normalized
 
@@ -33,8 +33,9 @@ class Expectation:
 
 @dataclass(frozen=True, slots=True)
 class Derivation:
-    """Where a derived case comes from (`conformance.corpus.derive`): a written case, the
-    transform applied to its input and expectation, and the one profile it holds for."""
+    """Where a derived case comes from (conformance/contracts/normalizer/_derive.py): a
+    written case, the transform applied to its input and expectation, and the one profile
+    it holds for."""
 
     source: str
     transform: str
@@ -52,6 +53,16 @@ class Variant:
     undefined: str | None
     note: str | None
     line: int
+
+    def to_json(self) -> dict[str, Any]:
+        data: dict[str, Any] = {"when": dict(self.when)}
+        if self.expected is not None:
+            data["expected"] = self.expected.to_json()
+        if self.whole is not None:
+            data["whole"] = self.whole.to_json()
+        if self.undefined is not None:
+            data["undefined"] = self.undefined
+        return data
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,10 +87,17 @@ class CassetteRef:
     family: str | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class CaseIdentity:
-    """What every case has, whatever its contract: who it is, what it covers, where it is."""
+#: The contract of case files without a `contract:` key.
+NORMALIZER = "normalizer"
 
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CaseIdentity:
+    """What every case has, whatever its contract: who it is, what it covers, where it is,
+    and the contract (conformance.contracts) that plans and judges it. The engine sees
+    cases only as this; each contract knows its own subclass."""
+
+    contract: str
     id: str
     slug: str
     title: str
@@ -90,34 +108,41 @@ class CaseIdentity:
     note: str | None
     file: Path
     line: int
+    #: The cassette the case's input was decoded from, if any.
+    cassette: CassetteRef | None = None
+    #: An unreviewed capture: every check is SKIP until it is accepted.
+    pending: bool = False
+    #: Set on a case derived from a written one for an opt-in profile (SPEC 5.6).
+    derived: Derivation | None = None
+    #: Derived forms asked for by ID (`--id K7QF~start.glued`); empty: all of them.
+    only: tuple[str, ...] = ()
 
     @property
     def where(self) -> str:
         return f"{self.file}:{self.line}"
 
+    def to_json(self) -> dict[str, Any]:
+        """The case as `conformance dump` shows it, in its contract's shape."""
+        raise NotImplementedError
 
-@dataclass(frozen=True, slots=True)
+    def _provenance_json(self) -> list[dict[str, str]]:
+        return [
+            {"kind": p.kind, "ref": p.ref, **({"test": p.test} if p.test else {})}
+            for p in self.provenance
+        ]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Case(CaseIdentity):
-    """A normalizer case."""
+    """A normalizer case. A derived one (`derived` set) holds under `derived.options` only."""
 
-    #: Its contract in the registry (conformance.contracts), as a `ContractCase` has one.
-    contract: ClassVar[str] = normalizer.NAME
-
+    contract: str = NORMALIZER
     chunks: tuple[Chunk, ...]
     expected: Channels
     whole: Channels | None
     variants: tuple[Variant, ...]
-    #: The cassette the chunks were decoded from, if any.
-    cassette: CassetteRef | None = None
-    #: An unreviewed capture: every check is SKIP until it is accepted.
-    pending: bool = False
-    #: Set on a case derived from a written one for an opt-in profile: its `expected` and
-    #: `whole` hold under `derived.options` only.
-    derived: Derivation | None = None
     #: Why no derived case stands in for this one under the profile asked (added to SKIP).
     not_derived: str | None = None
-    #: Derived forms asked for by ID (`--id K7QF~start.glued`); empty: all of them.
-    only: tuple[str, ...] = ()
 
     @property
     def content(self) -> str | None:
@@ -143,6 +168,24 @@ class Case(CaseIdentity):
         if isinstance(found, str) and self.not_derived:
             return f"{found}; not derived: {self.not_derived}"
         return found
+
+    def to_json(self) -> dict[str, Any]:
+        data: dict[str, Any] = {
+            "id": self.id,
+            "slug": self.slug,
+            "title": self.title,
+            "category": self.category,
+            "taxonomy": self.taxonomy,
+            "level": self.level,
+            "chunks": [chunk.to_json() for chunk in self.chunks],
+            "expected": self.expected.to_json(),
+        }
+        if self.whole is not None:
+            data["whole"] = self.whole.to_json()
+        if self.variants:
+            data["variants"] = [variant.to_json() for variant in self.variants]
+        data["provenance"] = self._provenance_json()
+        return data
 
     def written_expectation(self, options: Options) -> Expectation | str:
         """The expectation the case file gives under `options`, or why there is none."""
@@ -172,17 +215,28 @@ class Case(CaseIdentity):
         return Expectation(best.expected, best.whole or best.expected, best.when)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class ContractCase(CaseIdentity):
     """A case of another contract (docs/contracts.md): its input and expected output are
-    that contract's own shapes, which its module interprets."""
+    that contract's own shapes, which its module interprets. Written inline: never decoded
+    from a cassette, never pending."""
 
-    contract: str
     input: Mapping[str, Any]
     expected: Mapping[str, Any]
-    #: Contract cases are written inline: never decoded from a cassette, never pending.
-    cassette: None = None
-    pending: bool = False
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "slug": self.slug,
+            "title": self.title,
+            "category": self.category,
+            "contract": self.contract,
+            "taxonomy": self.taxonomy,
+            "level": self.level,
+            "input": dict(self.input),
+            "expected": dict(self.expected),
+            "provenance": self._provenance_json(),
+        }
 
 
 @dataclass(frozen=True, slots=True)
@@ -199,6 +253,6 @@ class CaseFileError:
 
 @dataclass(frozen=True, slots=True)
 class Corpus:
-    cases: tuple[Case | ContractCase, ...]
+    cases: tuple[CaseIdentity, ...]
     errors: tuple[CaseFileError, ...]
     files: tuple[Path, ...]

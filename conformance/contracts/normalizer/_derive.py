@@ -17,16 +17,16 @@ change stands in with a derived input and an expectation derived from the writte
 
 Where a transform would change what the case means, no derived case stands in, and the
 case's SKIP says why. `conformance check` proves every derived expectation against the
-reference (check.py), as it proves the written ones.
+reference (_check.py), as it proves the written ones.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import replace
 
-from conformance.corpus.model import Case, ContractCase, Derivation, Expectation
+from conformance.model.cases import Case, Derivation, Expectation
 from conformance.model.chunks import Channels, Chunk
 from conformance.model.grammar import PRESETS
 from conformance.model.options import ENUMERATED, Options, enumerated_profiles
@@ -43,27 +43,20 @@ CUSTOM_GRAMMARS: tuple[tuple[tuple[str, str], ...], ...] = (
 _NEAR_MISS = re.compile(r"<[ \t\n\r\f]*/?[ \t\n\r\f]*th", re.IGNORECASE)
 
 
-def for_profile(
-    cases: Iterable[Case | ContractCase], options: Options
-) -> list[Case | ContractCase]:
-    """The cases to run under `options`: each written case that has an expectation for it,
-    else the cases derived from it, else the case itself (SKIP, saying why not derived)."""
-    out: list[Case | ContractCase] = []
-    for case in cases:
-        if isinstance(case, ContractCase) or case.pending or case.derived is not None:
-            out.append(case)
-            continue
-        if not isinstance(case.written_expectation(options), str):
-            out.append(case)
-            continue
-        forms = derived_forms(case, options)
-        if isinstance(forms, str):
-            out.append(replace(case, not_derived=forms))
-            continue
-        if case.only:
-            forms = [form for form in forms if form.id in case.only]
-        out += forms
-    return out
+def stand_ins(case: Case, options: Options) -> list[Case]:
+    """The cases to run for `case` under `options`: the case itself where it has an
+    expectation for it, else the cases derived from it, else the case itself (SKIP, saying
+    why none is derived)."""
+    if case.pending or case.derived is not None:
+        return [case]
+    if not isinstance(case.written_expectation(options), str):
+        return [case]
+    forms = derived_forms(case, options)
+    if isinstance(forms, str):
+        return [replace(case, not_derived=forms)]
+    if case.only:
+        forms = [form for form in forms if form.id in case.only]
+    return forms
 
 
 def derived_forms(case: Case, options: Options) -> list[Case] | str:

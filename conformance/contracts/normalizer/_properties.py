@@ -1,25 +1,21 @@
-"""The fuzz properties: each one Hypothesis test body over `conformance.strategies`, run
-against a `Target` and judged against the reference, and the replay of a stored failure."""
+"""The normalizer's fuzz properties (SPEC.md 13): each one Hypothesis test body over the
+streams of `conformance.strategies`, run against a target and judged against the reference,
+and the replay of a stored failure."""
 
 from __future__ import annotations
 
-import json
-from collections.abc import Callable, Mapping, Sequence
-from typing import Any
-
-from hypothesis import strategies as st
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 from conformance import strategies as cs
-from conformance.contracts import normalizer, op_contract
-from conformance.corpus.check import unaccounted
-from conformance.fuzz.target import Counterexample, PropertyFailure, Target, fail
+from conformance.contracts._fuzzing import Counterexample, FuzzCheck, FuzzTarget, fail
 from conformance.model.chunks import Channels
+from conformance.model.conservation import may_drop, unaccounted
 from conformance.model.judge import squeeze
-from conformance.model.results import Verdict
 from conformance.reference import Delta, normalize_stream, normalize_whole
 
-#: A property's check: the target, the generated chunks, and Hypothesis' data for more draws.
-Check = Callable[[Target, list[dict[str, Any]], st.DataObject], None]
+if TYPE_CHECKING:
+    from hypothesis.strategies import DataObject
 
 
 def _joined(deltas: Sequence[Mapping[str, str]] | Sequence[Delta]) -> dict[str, str]:
@@ -40,15 +36,16 @@ def _reasoning(chunks: Sequence[Mapping[str, Any]]) -> str | None:
     return "".join(parts) if parts else None
 
 
-def differential(target: Target, chunks: list[dict[str, Any]], data: st.DataObject) -> None:
+def differential(target: FuzzTarget, chunks: list[dict[str, Any]], data: DataObject | None) -> None:
     """The implementation's channels equal the reference's, for every input and chunking."""
     expected = _joined(normalize_stream(chunks, target.options))
     actual = _joined(target.stream(chunks))
     target.differs(chunks, "the channels differ from the reference's", expected, actual)
 
 
-def chunking(target: Target, chunks: list[dict[str, Any]], data: st.DataObject) -> None:
+def chunking(target: FuzzTarget, chunks: list[dict[str, Any]], data: DataObject | None) -> None:
     """Two chunkings of one input give the same channels."""
+    assert data is not None, "the chunking property draws a second chunking"
     again = data.draw(cs.rechunkings(chunks), label="rechunked")
     first = _joined(target.stream(chunks))
     second = _joined(target.stream(again))
@@ -63,7 +60,7 @@ def chunking(target: Target, chunks: list[dict[str, Any]], data: st.DataObject) 
     )
 
 
-def whole(target: Target, chunks: list[dict[str, Any]], data: st.DataObject) -> None:
+def whole(target: FuzzTarget, chunks: list[dict[str, Any]], data: DataObject | None) -> None:
     """The whole form agrees with the stream wherever the spec says they agree."""
     content, reasoning = _content(chunks), _reasoning(chunks)
     reference_stream = _joined(normalize_stream(chunks, target.options))
@@ -74,7 +71,7 @@ def whole(target: Target, chunks: list[dict[str, Any]], data: st.DataObject) -> 
     target.differs(chunks, "the whole form disagrees with the stream", streamed, whole_form)
 
 
-def discipline(target: Target, chunks: list[dict[str, Any]], data: st.DataObject) -> None:
+def discipline(target: FuzzTarget, chunks: list[dict[str, Any]], data: DataObject | None) -> None:
     """No delta releases text the final answer does not hold at that place (a delimiter or a
     fragment that later completes), and nothing remains after the flush."""
     expected = _joined(normalize_stream(chunks, target.options))
@@ -96,7 +93,7 @@ def discipline(target: Target, chunks: list[dict[str, Any]], data: st.DataObject
     target.differs(chunks, "text is missing after the flush", expected, sofar)
 
 
-def idempotence(target: Target, chunks: list[dict[str, Any]], data: st.DataObject) -> None:
+def idempotence(target: FuzzTarget, chunks: list[dict[str, Any]], data: DataObject | None) -> None:
     """Normalizing the answer again changes nothing (where the spec's own answer is stable:
     text joined around a removed block can form a delimiter, SPEC 4.1)."""
     if target.options.start_in_reasoning:
@@ -113,21 +110,19 @@ def idempotence(target: Target, chunks: list[dict[str, Any]], data: st.DataObjec
     )
 
 
-def conservation(target: Target, chunks: list[dict[str, Any]], data: st.DataObject) -> None:
+def conservation(target: FuzzTarget, chunks: list[dict[str, Any]], data: DataObject | None) -> None:
     """Every input character is in exactly one channel, except delimiters and what the
     declared options drop."""
     actual = _joined(target.stream(chunks))
     content = _content(chunks) or ""
     native = "".join(c.get("reasoning") or "" for c in chunks)
     kept = target.options.grammar.delimiter.sub("", content)
-    may_drop = target.options.unclosed_at_end == "drop" or (
-        target.options.native_with_tags == "native_only" and bool(native)
-    )
+    dropping = may_drop(target.options, native)
     delimiter = target.options.grammar.delimiter
-    problem = unaccounted(kept, native, Channels(**actual), may_drop, delimiter)
+    problem = unaccounted(kept, native, Channels(**actual), dropping, delimiter)
     if problem:
         squeezed = Channels(squeeze(actual["assistant"]), squeeze(actual["thinking"]))
-        if unaccounted(squeeze(kept), squeeze(native), squeezed, may_drop) is None:
+        if unaccounted(squeeze(kept), squeeze(native), squeezed, dropping) is None:
             if target.non_strict is None:
                 target.non_strict = Counterexample(
                     chunks, f"whitespace only: {problem}", None, actual
@@ -136,34 +131,7 @@ def conservation(target: Target, chunks: list[dict[str, Any]], data: st.DataObje
         fail(chunks, problem, None, actual)
 
 
-def contract_property(name: str) -> Check:
-    """Another contract's checks on random requests, judged against its reference."""
-
-    def check(target: Target, chunks: list[dict[str, Any]], data: st.DataObject) -> None:
-        module = op_contract(name)
-        case_input = data.draw(module.inputs(), label="input")
-        expected = module.expected_for(case_input)
-        for check_name in module.CHECKS:
-            payloads = module.requests(case_input, check_name)
-            bodies = [target.op(name, module.METHOD, payload) for payload in payloads]
-            if not payloads:
-                continue
-            verdict, reason, _ = module.judge(case_input, expected, check_name, bodies)
-            if verdict != Verdict.PASS:
-                raise PropertyFailure(
-                    Counterexample(
-                        [],
-                        f"{check_name}: {reason} (input {json.dumps(case_input)[:300]})",
-                        contract=name,
-                        payload=case_input,
-                    )
-                )
-
-    check.__doc__ = f"The {name} contract's checks hold against its reference."
-    return check
-
-
-CHECKS: dict[str, Check] = {
+PROPERTY_CHECKS: dict[str, FuzzCheck] = {
     "differential": differential,
     "chunking": chunking,
     "whole": whole,
@@ -173,12 +141,7 @@ CHECKS: dict[str, Check] = {
 }
 
 
-def property_check(name: str) -> Check:
-    """The check of the property called `name`: the normalizer's, or a contract's."""
-    return CHECKS[name] if name in normalizer.PROPERTIES else contract_property(name)
-
-
-def replay_check(target: Target, chunks: list[dict[str, Any]]) -> None:
+def replay_check(target: FuzzTarget, chunks: list[dict[str, Any]]) -> None:
     """Whether a stored counterexample still fails: the implementation still disagrees with
     the reference on it, as a stream or (where the forms must agree) as a whole message."""
     expected = _joined(normalize_stream(chunks, target.options))
