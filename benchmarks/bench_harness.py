@@ -32,8 +32,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from conformance.corpus.cases import bundled_cases_dir, load_corpus
 from conformance.contracts.normalizer._judging import NormalizerJudge
+from conformance.corpus.cases import bundled_cases_dir, load_corpus
 from conformance.engine.runner import new_run, run_implementation
 from conformance.model.requests import OpRequest, Reply, Request, StreamRequest, WholeRequest
 from conformance.reports import write_reports
