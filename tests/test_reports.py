@@ -211,8 +211,11 @@ def test_results_json_keeps_a_lone_surrogate(run: Run, tmp_path: Path) -> None:
                     expected={"assistant": "", "thinking": ""},
                     actual={"assistant": "\ud800", "thinking": ""})  # fmt: skip
     run.implementations[1].results.append(broken)
-    path = _json.write(run, tmp_path)
-    assert load_results(path).implementations[1].results[-1].actual == broken.actual
+    write_reports(run, tmp_path)
+    assert (
+        load_results(tmp_path / _json.FILENAME).implementations[1].results[-1].actual
+        == broken.actual
+    )
 
 
 def test_the_schema_describes_run_to_json_exactly(run: Run) -> None:

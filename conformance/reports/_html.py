@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from pathlib import Path
 
 from conformance.model.results import (
     SEVERITY,
@@ -98,12 +97,6 @@ def render(run: Run) -> str:
         + "\n".join(body)
         + f"\n<script>{SCRIPT}</script>\n</body>\n</html>\n"
     )
-
-
-def write(run: Run, directory: Path) -> Path:
-    path = directory / FILENAME
-    path.write_text(render(run), "utf-8")
-    return path
 
 
 # --- summary ---------------------------------------------------------------------------------

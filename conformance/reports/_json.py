@@ -11,7 +11,6 @@ from typing import Any
 from conformance.model.results import Run
 
 from ..errors import ConformanceError
-from ._files import write_atomically
 from ._visible import one_line
 
 FILENAME = "results.json"
@@ -36,12 +35,6 @@ def render(run: Run) -> str:
         # An implementation answered with a lone surrogate: only \\u escapes can carry it.
         text = json.dumps(data, ensure_ascii=True, indent=1)
     return text + "\n"
-
-
-def write(run: Run, directory: Path) -> Path:
-    path = directory / FILENAME
-    write_atomically(path, render(run))
-    return path
 
 
 def load_results(path: Path) -> Run:

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import re
 import xml.etree.ElementTree as ET
-from pathlib import Path
 
 from conformance.model.results import CaseResult, FuzzResult, ImplementationRun, Run, Verdict
 
@@ -38,12 +37,6 @@ def render(run: Run) -> str:
         root.set(key, str(value))
     ET.indent(root)
     return ET.tostring(root, encoding="unicode", xml_declaration=True) + "\n"
-
-
-def write(run: Run, directory: Path) -> Path:
-    path = directory / FILENAME
-    path.write_text(render(run), "utf-8")
-    return path
 
 
 def _suite(run: Run, implementation: ImplementationRun) -> ET.Element:

@@ -10,7 +10,6 @@ what it left out and where the full detail is.
 from __future__ import annotations
 
 from collections import Counter
-from pathlib import Path
 
 from tabulate import tabulate
 
@@ -155,12 +154,6 @@ def _fix_entry(number: int, group: BugGroup) -> list[str]:
         "",
         *_detail(group.example, heading="####"),
     ]
-
-
-def write(run: Run, directory: Path) -> Path:
-    path = directory / FILENAME
-    path.write_text(render(run), "utf-8")
-    return path
 
 
 def _summary_table(run: Run) -> str:
