@@ -19,6 +19,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
 from conformance.contracts import egress, normalizer, render
+from conformance.errors import UsageError
 from conformance.model.results import Verdict
 from conformance.reference import Normalizer
 
@@ -117,8 +118,9 @@ def _reference_method(contract: OpContract) -> Any:
     return method
 
 
-class RegistryError(ValueError):
-    """A contract that cannot be registered: its name or a check name is taken."""
+class RegistryError(UsageError, ValueError):
+    """A contract that cannot be registered: its name or a check name is taken (a
+    configuration error, exit status 2)."""
 
 
 def register(contract: OpContract) -> OpContract:

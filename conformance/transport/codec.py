@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from conformance._version import PROTOCOL_VERSION
+from conformance.errors import ConformanceError
 from conformance.transport.lines import escape_controls, quote
 from conformance.transport.messages import (
     IMPLEMENTATION_KEYS,
@@ -34,8 +35,9 @@ from conformance.transport.schemas import protocol_violation
 # --- the harness side -------------------------------------------------------------------------
 
 
-class ProtocolError(Exception):
-    """The implementation cannot be talked to (a bad hello reply): a start failure."""
+class ProtocolError(ConformanceError):
+    """The implementation cannot be talked to (a bad hello reply): a start failure, raised
+    as ImplementationStartError (exit status 2)."""
 
 
 @dataclass(frozen=True, slots=True)
