@@ -98,7 +98,7 @@ PUBLIC = {
         "unregister",
     ],
     "conformance.server": ["serve"],
-    "conformance.errors": ["ConformanceError", "ImplementationStartError", "UsageError"],
+    "conformance.errors": ["ConformanceError", "Failure", "ImplementationStartError", "UsageError"],
 }
 
 

@@ -17,10 +17,11 @@ import shutil
 from collections.abc import Mapping
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from conformance.cassettes._decode import decode_cassette
 from conformance.cassettes._load import cassettes_dir_for, load_cassette
+from conformance.cassettes._model import CassetteError
 from conformance.cassettes._secrets import refusal
 from conformance.contracts.normalizer import own_cases
 from conformance.corpus.casegen import (
@@ -32,6 +33,7 @@ from conformance.corpus.casegen import (
 )
 from conformance.corpus.cases import bundled_cases_dir, load_corpus, load_file
 from conformance.corpus.check import check_corpus, load_retired, load_taxonomy
+from conformance.errors import UsageError
 from conformance.model.cases import Case, CaseFileError, Corpus
 
 #: Case IDs written here start with a digit, so they never collide with hand-written ones.
@@ -46,8 +48,16 @@ CORPUS_DESCRIPTION = (
 _HEADER = f"category: cassettes\ndescription: {quote(CORPUS_DESCRIPTION)}\ncases:\n"
 
 
-class ApproveError(Exception):
-    """The capture cannot be approved or accepted; the message says why and what to do."""
+class ApproveError(UsageError):
+    """The capture cannot be approved (or, raised again as AcceptError, accepted); the message
+    says why and what to do (exit status 2)."""
+
+
+class AcceptError(ApproveError):
+    """The reviewed case cannot be accepted into the corpus; the message says why and what to
+    do. Exit status 1, as when `conformance check` finds problems: the review did not pass."""
+
+    exit_status: ClassVar[int] = 1
 
 
 def approve(
@@ -97,7 +107,15 @@ def approve(
 
 
 def accept(cassette: Path, cases_dir: Path) -> tuple[Case, Path]:
-    """Check the reviewed pending case of `cassette` and move it into the corpus."""
+    """Check the reviewed pending case of `cassette` and move it into the corpus; an
+    AcceptError says why not."""
+    try:
+        return _accept(cassette, cases_dir)
+    except (ApproveError, CassetteError) as error:
+        raise AcceptError(str(error)) from error
+
+
+def _accept(cassette: Path, cases_dir: Path) -> tuple[Case, Path]:
     pending_dir = cases_dir / PENDING_DIR
     cassette = _in_reach(cassette, pending_dir / "x.yaml", copy=False)
     name = _relative_name(cassette, pending_dir / "x.yaml")

@@ -13,6 +13,7 @@ from urllib.parse import urlsplit
 
 from conformance.capture.served import Served
 from conformance.cassettes._model import Interaction
+from conformance.errors import UsageError
 
 #: Headers that describe the recorded transfer, not the one the server makes.
 _HOP_BY_HOP = {
@@ -26,8 +27,9 @@ _HOP_BY_HOP = {
 GONE = (BrokenPipeError, ConnectionResetError, ConnectionAbortedError, TimeoutError)
 
 
-class BadRequest(Exception):
-    """A request the server cannot read (its body framing); answered 400."""
+class BadRequest(UsageError):
+    """A request the server cannot read (its body framing); answered 400, and the server
+    goes on (the client's input error: exit status 2, were it to end a command)."""
 
 
 def peer(address: Any) -> str:

@@ -24,10 +24,11 @@ from conformance.corpus.casegen import (
 )
 from conformance.corpus.cases import load_corpus, load_file
 from conformance.corpus.check import load_retired
+from conformance.errors import UsageError
 
 
-class ImportProblem(Exception):
-    """The pending cases cannot be written; the message says why."""
+class ImportProblem(UsageError):
+    """The pending cases cannot be written; the message says why (exit status 2)."""
 
 
 @dataclass(slots=True)

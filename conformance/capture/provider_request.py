@@ -8,6 +8,8 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
+from conformance.errors import Failure
+
 #: Where the request goes, per provider, from the base URL (as each provider's SDK has it).
 PROVIDERS = ("openai-chat", "openai-responses", "anthropic", "gemini", "ollama", "ollama-generate")
 _DEFAULT_KEY_ENV = {
@@ -18,8 +20,9 @@ _DEFAULT_KEY_ENV = {
 }
 
 
-class RecordError(Exception):
-    """The recording failed or was refused; the message says why and what to do."""
+class RecordError(Failure):
+    """The recording failed or was refused, or what was recorded does not decode; the
+    message says why and what to do (exit status 1)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,11 +11,14 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
+from conformance.errors import UsageError
+
 _T = TypeVar("_T")
 
 
-class FormatProblem(Exception):
-    """The file is not a capture this module reads, or one of its interactions is broken."""
+class FormatProblem(UsageError):
+    """The file is not a capture this module reads, or one of its interactions is broken;
+    the loader makes a CassetteError of it (exit status 2)."""
 
     def __init__(self, message: str, interaction: int | None = None) -> None:
         self.message = message
@@ -123,8 +126,9 @@ def decompress(exchange: RawExchange, *, binary: bool, lenient: bool = False) ->
     exchange.decompressed = done
 
 
-class _NotEncoded(Exception):
-    pass
+class _NotEncoded(UsageError):
+    """A body that its content-encoding does not describe; it becomes a FormatProblem (exit
+    status 2)."""
 
 
 def _undo(coding: str, body: bytes) -> bytes:

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from conformance.errors import UsageError
 from conformance.model.chunks import Chunk
 
 #: The wire families, one decoder module each (docs/cassettes.md).
@@ -25,9 +26,10 @@ FAMILIES = (
 FORMS = ("sse", "json", "json-array", "ndjson", "eventstream")
 
 
-class CassetteError(Exception):
+class CassetteError(UsageError):
     """A cassette that cannot be loaded or decoded: names the cassette, the interaction and
-    the line of the response body where the problem is."""
+    the line of the response body where the problem is. Exit status 2, as for a case file
+    (a case whose cassette fails is a case-file error)."""
 
     def __init__(
         self,
@@ -56,8 +58,9 @@ class CassetteError(Exception):
         super().__init__(f"{': '.join(where)}: {message}")
 
 
-class DecodeProblem(Exception):
-    """Raised by a decoder at a body line; the caller adds the cassette and interaction."""
+class DecodeProblem(UsageError):
+    """Raised by a decoder at a body line; the caller adds the cassette and interaction and
+    raises the CassetteError it makes (exit status 2)."""
 
     def __init__(self, message: str, line: int | None = None, offset: int | None = None) -> None:
         self.message = message

@@ -12,6 +12,7 @@ import click
 from conformance.cli.common import (
     budget_options,
     cases_option,
+    fail,
     options_option,
     report_dir_option,
     usage_error,
@@ -20,7 +21,7 @@ from conformance.contracts.normalizer import CHECKS
 from conformance.corpus.cases import bundled_cases_dir, load_corpus
 from conformance.corpus.select import Selection
 from conformance.errors import ConformanceError, UsageError
-from conformance.session.orchestrator import EXIT_FAILED, EXIT_USAGE, Context
+from conformance.session.orchestrator import Context
 from conformance.transport.connections import Connection
 from conformance.transport.spec import ImplementationSpec
 
@@ -68,11 +69,9 @@ def serve(
     try:
         server = ReplayServer(directory, cases=cases, split=split, delay=delay, port=port)
     except OSError as error:
-        click.echo(f"error: cannot listen on 127.0.0.1:{port}: {error}", err=True)
-        sys.exit(EXIT_USAGE)
+        usage_error(f"cannot listen on 127.0.0.1:{port}: {error}")
     except ValueError as error:
-        click.echo(f"error: {error}", err=True)
-        sys.exit(EXIT_USAGE)
+        usage_error(str(error))
     for problem in server.problems:
         click.echo(f"skipped: {problem}", err=True)
     click.echo(f"serving {len(server.served)} cassettes on {server.url} (split: {split})")
@@ -164,17 +163,14 @@ def record(
     for header in headers:
         name, colon, value = header.partition(":")
         if not colon or not name.strip():
-            click.echo(f"error: --header {header!r}: write 'Name: value'", err=True)
-            sys.exit(EXIT_USAGE)
+            usage_error(f"--header {header!r}: write 'Name: value'")
         parsed_headers[name.strip()] = value.strip()
     try:
         fields = json.loads(extra) if extra else {}
     except ValueError as error:
-        click.echo(f"error: --extra is not JSON: {error}", err=True)
-        sys.exit(EXIT_USAGE)
+        usage_error(f"--extra is not JSON: {error}")
     if not isinstance(fields, dict):
-        click.echo("error: --extra must be a JSON object", err=True)
-        sys.exit(EXIT_USAGE)
+        usage_error("--extra must be a JSON object")
     recording = Recording(
         provider,
         base_url,
@@ -191,18 +187,17 @@ def record(
     try:
         record_cassette(recording, out, force=force)
     except RecordError as error:
-        click.echo(f"error: {error}", err=True)
-        sys.exit(EXIT_FAILED)
+        fail(error)
     click.echo(f"wrote {out}")
     try:
         decoded = decode_cassette(out)
     except CassetteError as error:
-        click.echo(
-            f"error: the capture does not decode: {error}\n"
-            "(kept for inspection: see docs/cassettes.md, when a provider changes its format)",
-            err=True,
+        fail(
+            RecordError(
+                f"the capture does not decode: {error}\n(kept for inspection: see "
+                "docs/cassettes.md, when a provider changes its format)"
+            )
         )
-        sys.exit(EXIT_FAILED)
     click.echo(
         f"{decoded.family} ({decoded.form}), {len(decoded.chunks)} chunks; "
         f"next: conformance approve {out}"
@@ -261,10 +256,10 @@ def replay(
             chosen = []
         cases = [case for case in chosen if case.cassette is not None]
         if not cases and not corpus.errors:
-            raise ConformanceError("the selection has no cassette-backed case")
+            raise UsageError("the selection has no cassette-backed case")
         for spec in specs:
             if not spec.spec.startswith("python:"):
-                raise ConformanceError(
+                raise UsageError(
                     f"--impl {spec.spec!r}: replay takes python: clients; check other "
                     "languages with `conformance serve` (docs/cassettes.md)"
                 )
@@ -301,5 +296,5 @@ def replay(
         )
         status = session.run().status
     except ConformanceError as error:
-        usage_error(error)
+        fail(error)
     sys.exit(status)

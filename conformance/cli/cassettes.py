@@ -10,7 +10,8 @@ from pathlib import Path
 import click
 
 from conformance.cassettes._model import FAMILIES, Interaction
-from conformance.session.orchestrator import EXIT_FAILED, EXIT_USAGE
+from conformance.cli.common import fail, usage_error
+from conformance.session.orchestrator import EXIT_USAGE
 
 _FAMILY_CHOICE = click.Choice(list(FAMILIES), case_sensitive=False)
 
@@ -90,7 +91,7 @@ def decode(paths: tuple[Path, ...], interaction: int | None, family: str | None)
                 for chunk in decoded.chunks:
                     click.echo(json.dumps(chunk.to_json(), ensure_ascii=False))
     if failed:
-        sys.exit(EXIT_USAGE)
+        sys.exit(CassetteError.exit_status)
 
 
 @click.command("import")
@@ -173,8 +174,7 @@ def import_(
                 source_root=source_root,
             )
         except ImportProblem as error:
-            click.echo(f"error: {error}", err=True)
-            sys.exit(EXIT_USAGE)
+            fail(error)
         for item in written:
             source = f"{item.finding.source} #{item.finding.interaction}"
             if item.case_file is None:
@@ -216,8 +216,7 @@ def approve(
 
     directory = cases_dir or Path("cases")
     if not directory.is_dir():
-        click.echo("error: no ./cases directory here; name the corpus with --cases", err=True)
-        sys.exit(EXIT_USAGE)
+        usage_error("no ./cases directory here; name the corpus with --cases")
     try:
         if accept:
             case, target = accept_case(cassette, directory)
@@ -226,5 +225,4 @@ def approve(
             path = approve_case(cassette, directory, interaction=interaction, family=family)
             click.echo(f"wrote {path}: review it, then `conformance approve {cassette} --accept`")
     except (ApproveError, CassetteError) as error:
-        click.echo(f"error: {error}", err=True)
-        sys.exit(EXIT_FAILED if accept else EXIT_USAGE)
+        fail(error)  # accepting: an AcceptError, exit status 1

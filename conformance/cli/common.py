@@ -10,8 +10,7 @@ from typing import Any, NoReturn
 
 import click
 
-from conformance.errors import ConformanceError
-from conformance.session.orchestrator import EXIT_USAGE
+from conformance.errors import ConformanceError, UsageError
 from conformance.transport.connections import Connection
 from conformance.transport.spec import check_timeout
 
@@ -81,11 +80,11 @@ def timeout_option(default: float = 5.0, why: str = "") -> Callable[[Any], Any]:
 
 
 def exit_with(command: Callable[[], int]) -> NoReturn:
-    """Run a command's session and exit with its status; a usage error is one line, exit 2."""
+    """Run a command's session and exit with its status; an error is one line (`fail`)."""
     try:
         status = command()
     except ConformanceError as error:
-        usage_error(error)
+        fail(error)
     sys.exit(status)
 
 
@@ -93,7 +92,7 @@ def _checked_timeout(context: click.Context, parameter: click.Parameter, value: 
     try:
         return check_timeout(value)
     except ConformanceError as error:
-        usage_error(error)
+        fail(error)
 
 
 def format_option(*choices: str) -> Callable[[Any], Any]:
@@ -107,9 +106,16 @@ def format_option(*choices: str) -> Callable[[Any], Any]:
     )
 
 
-def usage_error(error: ConformanceError | str) -> NoReturn:
+def fail(error: ConformanceError) -> NoReturn:
+    """End the command on `error`: its message as `error: ...` on stderr, and the exit status
+    its class gives (`exit_status`, docs/errors.md). Every command's errors end here."""
     click.echo(f"error: {error}", err=True)
-    sys.exit(EXIT_USAGE)
+    sys.exit(error.exit_status)
+
+
+def usage_error(message: str) -> NoReturn:
+    """End the command on a usage error the command itself found (exit status 2)."""
+    fail(UsageError(message))
 
 
 @contextmanager
@@ -123,7 +129,7 @@ def connected(
     try:
         connection = connect(parse_impl(spec), timeout=timeout, validate_protocol=validate_protocol)
     except ConformanceError as error:
-        usage_error(error)
+        fail(error)
     try:
         yield connection
     finally:

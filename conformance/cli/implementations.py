@@ -9,11 +9,11 @@ import click
 
 from conformance.cli.common import (
     connected,
+    fail,
     format_option,
     impl_option,
     progress_line,
     timeout_option,
-    usage_error,
 )
 from conformance.errors import ConformanceError
 from conformance.session.orchestrator import EXIT_FAILED, EXIT_OK, EXIT_USAGE
@@ -189,7 +189,7 @@ def matrix(
     try:
         result = run_matrix(settings, echo=click.echo)
     except ConformanceError as error:
-        usage_error(error)
+        fail(error)
     page = render_ecosystem(result)
     for path in (report_dir / "ecosystem.md", docs):
         if path is not None:

@@ -18,6 +18,7 @@ from conformance.cli.common import (
     budget_options,
     cases_option,
     exit_with,
+    fail,
     options_option,
     report_dir_option,
     timeout_option,
@@ -386,8 +387,7 @@ def diff(old: Path, new: Path, format_: str) -> None:
     try:
         before, after = load_results(old), load_results(new)
     except ResultsFileError as error:
-        click.echo(f"error: {error}", err=True)
-        sys.exit(EXIT_USAGE)
+        fail(error)
     comparison = compare(before, after)
     click.echo(render(comparison, format_), nl=False)
     sys.exit(exit_status(comparison))

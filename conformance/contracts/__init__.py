@@ -23,6 +23,7 @@ from typing import Any
 from conformance.contracts import egress, normalizer, render
 from conformance.contracts._ops import OpEntry
 from conformance.contracts._protocol import Contract, OpContract
+from conformance.errors import UsageError
 from conformance.model.cases import CaseIdentity
 from conformance.reference import Normalizer
 
@@ -45,8 +46,9 @@ def _reference_method(contract: OpContract) -> Any:
     return method
 
 
-class RegistryError(ValueError):
-    """A contract that cannot be registered: its name or a check name is taken."""
+class RegistryError(UsageError, ValueError):
+    """A contract that cannot be registered: its name or a check name is taken (a
+    configuration error, exit status 2)."""
 
 
 def register(contract: Contract | OpContract) -> Contract | OpContract:

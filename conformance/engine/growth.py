@@ -29,6 +29,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from conformance.errors import Failure
 from conformance.model.chunks import Chunk
 from conformance.model.document import cut, realistic_document
 from conformance.model.requests import Ok, StreamRequest
@@ -119,8 +120,9 @@ def fitted_exponent(sizes: Sequence[int], seconds: Sequence[float]) -> float:
     return sum((x - mx) * (y - my) for x, y in zip(xs, ys, strict=True)) / spread
 
 
-class NotMeasured(Exception):
-    """Not even two lengths could be timed."""
+class NotMeasured(Failure):
+    """Not even two lengths could be timed: a measurement that failed (exit status 1, were it
+    to end a command; `growth_result` makes it the growth check's SKIP with the reason)."""
 
 
 def measure(

@@ -7,6 +7,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import asdict, dataclass, fields, replace
 from typing import Any
 
+from conformance.errors import UsageError
 from conformance.model.grammar import PRESETS, Grammar, compile_grammar
 
 Pairs = tuple[tuple[str, str], ...]
@@ -32,8 +33,9 @@ ENUMERATED: dict[str, tuple[Any, ...]] = {
 }
 
 
-class OptionsError(ValueError):
-    """An option name or value outside SPEC.md section 5."""
+class OptionsError(UsageError, ValueError):
+    """An option name or value outside SPEC.md section 5: exit status 2 (given with
+    `--options`; declared by an implementation, it is that implementation's start failure)."""
 
 
 @dataclass(frozen=True, slots=True)

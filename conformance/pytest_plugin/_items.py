@@ -9,6 +9,8 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from conformance.errors import Failure
+
 from ._state import FUZZ, FUZZ_PROPERTY, RESULT_PROPERTY, STATE, State, marker
 
 if TYPE_CHECKING:
@@ -54,7 +56,9 @@ class ConformanceSuite(pytest.Collector):
         return items
 
 
-class ConformanceFailure(Exception):
+class ConformanceFailure(Failure):
+    """A case's check did not pass: the test fails (exit status 1, pytest's too)."""
+
     def __init__(self, result: CaseResult) -> None:
         super().__init__(result.reason)
         self.result = result
@@ -188,7 +192,9 @@ class FuzzItem(pytest.Item):
         return "conformance-fuzz", 0, f"{self.label}: fuzz {self.property_name}"
 
 
-class FuzzFailure(Exception):
+class FuzzFailure(Failure):
+    """A fuzz property found a counterexample: the test fails (exit status 1, pytest's too)."""
+
     def __init__(self, result: Any, info: Any, max_examples: int) -> None:
         super().__init__(result.reason)
         self.result = result

@@ -10,15 +10,16 @@ from typing import Any
 
 from conformance.model.results import Run
 
-from ..errors import ConformanceError
+from ..errors import UsageError
 from ._visible import one_line
 
 FILENAME = "results.json"
 SCHEMA = "results.schema.json"
 
 
-class ResultsFileError(ConformanceError):
-    """A file that cannot be read as a results document; the message names file and problem."""
+class ResultsFileError(UsageError):
+    """A file that cannot be read as a results document; the message names file and problem
+    (exit status 2)."""
 
 
 @functools.cache

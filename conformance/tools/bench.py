@@ -26,6 +26,7 @@ from typing import Any
 
 from tabulate import tabulate
 
+from conformance.errors import Failure
 from conformance.model.chunks import Chunk
 from conformance.model.document import cut, realistic_document
 from conformance.model.judge import behind, released
@@ -51,8 +52,9 @@ FULL = BenchSettings()
 QUICK = BenchSettings(document_size=100_000, growth_sizes=(200_000, 2_000_000))
 
 
-class BenchFailure(Exception):
-    """A measured run did not produce a valid stream reply."""
+class BenchFailure(Failure):
+    """A measured run did not produce a valid stream reply; reported as a problem of the
+    benchmark, which then exits 1 (exit status 1)."""
 
 
 # --- running streams ------------------------------------------------------------------------

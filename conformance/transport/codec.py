@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from conformance._version import PROTOCOL_VERSION
+from conformance.errors import ConformanceError
 from conformance.model.requests import (
     Error,
     Ok,
@@ -36,8 +37,9 @@ from conformance.transport.schemas import protocol_violation
 # --- the harness side -------------------------------------------------------------------------
 
 
-class ProtocolError(Exception):
-    """The implementation cannot be talked to (a bad hello reply): a start failure."""
+class ProtocolError(ConformanceError):
+    """The implementation cannot be talked to (a bad hello reply): a start failure, raised
+    as ImplementationStartError (exit status 2)."""
 
 
 @dataclass(frozen=True, slots=True)

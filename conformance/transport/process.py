@@ -23,6 +23,7 @@ import time
 from collections import deque
 from collections.abc import Iterator, Mapping, Sequence
 
+from conformance.errors import ConformanceError
 from conformance.transport.lines import LineBuffer, escape_controls, quote
 
 STDERR_TAIL_BYTES = 8192
@@ -34,8 +35,9 @@ READ_SIZE = 1 << 16
 JOIN_GRACE = 1.0
 
 
-class EndOfOutput(Exception):
-    """The process closed its standard output."""
+class EndOfOutput(ConformanceError):
+    """The process closed its standard output. Before `hello` it is a start failure (exit
+    status 2); during a run, an ERROR result for the request being answered."""
 
 
 class _Writer(threading.Thread):

@@ -22,7 +22,7 @@ import time
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
-from conformance.errors import ImplementationStartError
+from conformance.errors import ConformanceError, ImplementationStartError
 from conformance.model.requests import Error, Reply, Request, Timeout
 from conformance.model.results import ImplementationInfo
 from conformance.transport.codec import (
@@ -48,7 +48,10 @@ WRITE_SLICE = 64
 EXIT_GRACE = 0.5
 
 
-class _StartFailure(Exception):
+class _StartFailure(ConformanceError):
+    """A process that did not start or answer `hello`; raised as ImplementationStartError
+    (exit status 2)."""
+
     def __init__(self, message: str, stderr: str | None = None) -> None:
         super().__init__(message)
         self.message = message
