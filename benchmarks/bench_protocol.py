@@ -40,7 +40,7 @@ CHUNKS = (
 BATCHES = (1, 10, 100, 1000)
 
 TRIVIAL_SERVER = """
-from conformance.transport.server import serve_handler
+from conformance.transport.protocol_server import serve_handler
 
 EMPTY = {"assistant": "", "thinking": ""}
 HELLO = {"protocol": 1, "implementation": {"name": "trivial", "version": "0", "language": "python"}}

@@ -4,6 +4,6 @@ from conformance.server import serve
 serve(MyNormalizer)    # reads requests on stdin, answers on stdout
 """
 
-from conformance.transport.server import serve
+from conformance.transport.protocol_server import serve
 
 __all__ = ["serve"]

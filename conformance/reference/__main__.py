@@ -9,7 +9,7 @@ import sys
 from conformance._version import __version__
 from conformance.contracts import ReferenceImplementation
 from conformance.reference import Options, OptionsError, normalize_whole
-from conformance.transport.server import Handler, serve_handler
+from conformance.transport.protocol_server import Handler, serve_handler
 
 
 def main(argv: list[str] | None = None) -> int:

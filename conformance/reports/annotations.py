@@ -13,8 +13,8 @@ from pathlib import Path
 
 from conformance.model.results import Run, Verdict
 
+from ._triage import triage
 from ._visible import one_line
-from .triage import triage
 
 #: Annotations per run; GitHub shows at most 10 errors of one step.
 MAX_ANNOTATIONS = 10

@@ -12,7 +12,7 @@ from tabulate import tabulate
 
 from conformance.model.results import FuzzResult, Run, Verdict
 from conformance.reports import write_reports
-from conformance.reports.terminal import render_top
+from conformance.reports._terminal import render_top
 from conformance.session.events import Finished, Handler, Progress, ResultEvent
 
 

@@ -30,7 +30,7 @@ from conformance.engine.runner import run_implementation
 from conformance.errors import UsageError
 from conformance.model.options import Options
 from conformance.model.results import CaseResult, ImplementationRun, Run, Verdict
-from conformance.reports.bugclass import BY_NAME, classify
+from conformance.reports._bugclass import BY_NAME, classify
 from conformance.session import (
     Context,
     Finished,

@@ -60,8 +60,8 @@ def serve(
     them with the cases that use them, and POST /_verdict/<CASE ID> with {"assistant",
     "thinking"} judges what a client showed. Runs until interrupted.
     """
-    from conformance.capture.serve import ReplayServer
     from conformance.cassettes import bundled_cassettes_dir
+    from conformance.replay.http_server import ReplayServer
 
     directory = directory or bundled_cassettes_dir()
     cases = load_corpus(case_dirs or (bundled_cases_dir(),)).cases
@@ -241,8 +241,8 @@ def replay(
     Each client gets an HttpCall per case, makes the request, and vcrpy replays the
     recorded response (record mode none); its channels are judged as check `http`.
     """
-    from conformance.capture.http import replay_run
     from conformance.interface import metadata
+    from conformance.replay.vcrpy_clients import replay_run
     from conformance.session import Job, Session, SessionSettings, standard_handlers
     from conformance.session.run import implementation_specs
     from conformance.transport.impls import connect

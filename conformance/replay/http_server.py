@@ -20,13 +20,13 @@ from http.server import ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
-from conformance.capture.handler import GONE, handler_class, peer
-from conformance.capture.served import Served, load_served
-from conformance.capture.splits import SPLITS, cut_points, pieces
 from conformance.cassettes._model import Interaction
 from conformance.corpus.cases import Case, ContractCase
 from conformance.model.judge import compare
 from conformance.model.options import Options, OptionsError
+from conformance.replay.catalog import Served, load_served
+from conformance.replay.http_handler import GONE, handler_class, peer
+from conformance.replay.splits import SPLITS, cut_points, pieces
 
 #: Connections waiting to be accepted: hundreds of clients may connect at once, and with
 #: socketserver's default of 5 the kernel drops their connection attempts (each retried
