@@ -39,8 +39,8 @@ CAPTURE_COMMANDS = {
     "decode": "conformance.cli.capture_commands:decode",
     "import": "conformance.cli.capture_commands:import_",
     "approve": "conformance.cli.capture_commands:approve",
+    "record": "conformance.cli.capture_commands:record",
     "serve": "conformance.cli.replay_commands:serve",
-    "record": "conformance.cli.replay_commands:record",
     "replay": "conformance.cli.replay_commands:replay",
 }
 
