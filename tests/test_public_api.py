@@ -118,12 +118,17 @@ def test_the_package_resolves_names_from_their_layers() -> None:
 
 
 def test_a_protocol_program_starts_without_the_harness() -> None:
-    """`python -m conformance.reference` is what a `cmd:` run restarts: it must not import
-    the corpus loader, the runner or the command line."""
-    code = (
-        "import sys, conformance.reference, conformance.server; "
-        "print(sorted(m for m in sys.modules if m.startswith(('jsonschema', 'click', "
-        "'conformance.engine', 'conformance.corpus', 'conformance.cli'))))"
+    """`python -m conformance.server` is what a `cmd:` run restarts: run as that program, it
+    must not import jsonschema, Hypothesis, the corpus loader, the runner or the command line
+    (`-X importtime` names every module the process imports)."""
+    done = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "conformance.server"],
+        input="",
+        capture_output=True,
+        text=True,
+        check=True,
     )
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert done.stdout.strip() == "[]"
+    imported = {line.rpartition("|")[2].strip() for line in done.stderr.splitlines()}
+    assert "conformance.reference" in imported
+    heavy = ("jsonschema", "hypothesis", "click", "conformance.engine", "conformance.corpus")
+    assert sorted(name for name in imported if name.startswith((*heavy, "conformance.cli"))) == []

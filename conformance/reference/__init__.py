@@ -4,7 +4,7 @@
     >>> normalize_whole("<think>plan</think>Answer")
     {'assistant': 'Answer', 'thinking': 'plan'}
 
-Run it as a protocol-1 implementation with `python -m conformance.reference`.
+`python -m conformance.server` serves it as a protocol-1 implementation.
 """
 
 from conformance.model.options import Options, OptionsError
