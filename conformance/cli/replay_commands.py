@@ -126,7 +126,8 @@ def replay(
     """
     from conformance.interface import metadata
     from conformance.replay.vcrpy_clients import replay_run
-    from conformance.session import Job, Session, SessionSettings, standard_handlers
+    from conformance.session.handlers import standard_handlers
+    from conformance.session.orchestrator import Job, Session, SessionSettings
     from conformance.session.run import implementation_specs
     from conformance.transport.impls import connect
 

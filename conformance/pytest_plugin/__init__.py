@@ -213,7 +213,8 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
             ImplementationInfo,
             ImplementationRun,
         )
-        from conformance.session import ReportWriter, finish_elsewhere
+        from conformance.session.handlers import ReportWriter
+        from conformance.session.orchestrator import finish_elsewhere
 
         runs = [
             ImplementationRun(
