@@ -32,6 +32,10 @@ from ._state import (
     marker,
 )
 
+# Its API is what it adds to pytest (options, markers, one test per case and check), not
+# names to import (docs/pytest-plugin.md).
+__all__: list[str] = []
+
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup(GROUP, "reasoning-channel conformance suite")
