@@ -1,5 +1,5 @@
-"""The registry of contracts: each is one module (or object) with the same small, typed
-interface, and everything else derives from the registry.
+"""Layer 3 (plug-ins): the registry of contracts: each is one module (or object) with the same
+small, typed interface, and everything else derives from the registry.
 
 Every entry names its case-file schema, its checks and its fuzz properties (`Contract`). The
 normalizer (contracts/normalizer.py) is the first entry; the engine plans and judges it,

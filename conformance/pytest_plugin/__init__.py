@@ -1,4 +1,5 @@
-"""pytest plugin: `pytest --conformance-impl SPEC` runs the corpus as tests.
+"""Layer 8 (applications): the pytest plugin: `pytest --conformance-impl SPEC` runs the corpus
+as tests.
 
 One test per (implementation, case, check), named `conformance[LABEL]::ID-slug[check]` and
 marked `conformance` and `conformance_<category>`, so `-k`, `-m`, `-x`, `--junitxml` and

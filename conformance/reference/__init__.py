@@ -1,4 +1,4 @@
-"""The reference normalizer: the executable form of SPEC.md.
+"""Layer 2 (reference): the reference normalizer, the executable form of SPEC.md.
 
     >>> from conformance.reference import normalize_whole
     >>> normalize_whole("<think>plan</think>Answer")
