@@ -72,6 +72,18 @@ def test_each_package_says_its_layer(package: str) -> None:
     assert docstring.startswith(expected), f"{init.relative_to(ROOT)}: open with {expected!r}"
 
 
+def test_the_readme_names_every_package() -> None:
+    """README's layout names each package with its layer, as ARCHITECTURE.md's table does."""
+    readme = (ROOT / "README.md").read_text("utf-8")
+    layout = readme[readme.index("## Layout") :]
+    rows = re.findall(r"^\| (\d+) \| ([^|]+) \|", layout, re.MULTILINE)
+    named = {
+        name: int(n) for n, cell in rows for name in re.findall(r"`([\w.]+?)(?:/|\.py)`", cell)
+    }
+    number = {name: n for n, layer in enumerate(contract_layers()) for name in layer}
+    assert named == number
+
+
 #: Modules that break the convention below, pending their move; listed so that the test fails
 #: when one is renamed (then drop it from here) as when a new one appears.
 UNCONVENTIONAL = [
