@@ -3,7 +3,8 @@
 Each cassette has a base URL, `http://127.0.0.1:PORT/<cassette path without .yaml>`; a client
 configured with it sends its usual request (`POST <base>/v1/chat/completions`) and gets the
 recorded response, as chunked HTTP, cut as the `split` says (`splits`). The HTTP side is
-`handler`; this module is the server: its cassettes, its lifecycle and its answers.
+`http_handler`, the cassettes and their cases `catalog`; this module is the server: its
+lifecycle and its answers.
 
 Clients in any language are checked by posting what they showed to `/_verdict/<CASE ID>`;
 `GET /` lists the cassettes, their base URLs and the cases that use them.
