@@ -21,8 +21,8 @@ from pathlib import Path
 
 import httpx
 
-from conformance.capture.serve import ReplayServer, cut_points
 from conformance.cassettes import decode_interaction, load_cassette, write_cassette
+from conformance.replay.http_server import ReplayServer, cut_points
 
 #: Token-sized pieces, with delimiters and multi-byte characters for the adversarial split.
 WORDS = ["the", "user", "asks", "<think>", "how", "many", "r", "in", "草莓", "</think>", "é"]

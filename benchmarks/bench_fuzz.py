@@ -26,7 +26,7 @@ from conformance.transport.impls import connect  # noqa: E402
 from conformance.transport.spec import parse_impl  # noqa: E402
 from tests.fuzz_targets import ALL as TARGETS  # noqa: E402
 
-CMD_REFERENCE = f"cmd:{shlex.quote(sys.executable)} -m conformance.reference"
+CMD_REFERENCE = f"cmd:{shlex.quote(sys.executable)} -m conformance.server"
 
 
 def target(spec: str) -> Target:

@@ -41,7 +41,7 @@ from conformance.transport.connections import Connection
 from conformance.transport.impls import connect
 from conformance.transport.spec import parse_impl
 
-CMD_REFERENCE = f"cmd:{shlex.quote(sys.executable)} -m conformance.reference"
+CMD_REFERENCE = f"cmd:{shlex.quote(sys.executable)} -m conformance.server"
 
 
 class Clock:

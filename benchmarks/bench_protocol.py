@@ -4,7 +4,7 @@
 
 Prints stream requests per second, for several batch sizes, with:
 
-- the reference normalizer as the subprocess (`python -m conformance.reference`), streams of
+- the reference normalizer as the subprocess (`python -m conformance.server`), streams of
   5 small chunks as a case's checks send them;
 - a trivial protocol server that answers every stream with empty deltas, so the figure is the
   cost of the protocol itself (JSON both ways, pipes, reply checks) without a normalizer;
@@ -40,7 +40,7 @@ CHUNKS = (
 BATCHES = (1, 10, 100, 1000)
 
 TRIVIAL_SERVER = """
-from conformance.transport.server import serve_handler
+from conformance.transport.protocol_server import serve_handler
 
 EMPTY = {"assistant": "", "thinking": ""}
 HELLO = {"protocol": 1, "implementation": {"name": "trivial", "version": "0", "language": "python"}}
@@ -119,9 +119,7 @@ def main() -> None:
     rows = [
         (
             "reference (cmd:)",
-            lambda b: requests_per_second(
-                [sys.executable, "-m", "conformance.reference"], b, seconds
-            ),
+            lambda b: requests_per_second([sys.executable, "-m", "conformance.server"], b, seconds),
         ),
         (
             "trivial server (cmd:)",

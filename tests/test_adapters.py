@@ -10,7 +10,7 @@ from collections.abc import Iterator
 import pytest
 
 from conformance.adapters import ADAPTERS, EXPECTATIONS_DIR, NODE_DIR, Adapter, adapter
-from conformance.adapters._common import installed_version
+from conformance.adapters.common import installed_version
 from conformance.corpus.expectations import load_expected_failures
 from conformance.engine.runner import run_implementation
 from conformance.model.chunks import Chunk

@@ -25,7 +25,7 @@ from conformance.transport.spec import parse_impl
 from .helpers import cli
 
 TINY = BenchSettings(document_size=20_000, growth_sizes=(20_000, 200_000), repeats=1)
-REFERENCE_CMD = f"cmd:{sys.executable} -m conformance.reference"
+REFERENCE_CMD = f"cmd:{sys.executable} -m conformance.server"
 
 
 def measure(spec: str, settings: BenchSettings = TINY) -> BenchResult:

@@ -225,7 +225,7 @@ def test_a_capture_anywhere_is_approved_into_a_cases_directory_of_ones_own(
 def test_served_cassettes_find_their_cases_wherever_the_cassettes_lie(tmp_path: Path) -> None:
     """serve maps by the name cases give, so a copy of the bundled cassettes (a checkout
     next to an installed package) is mapped to the bundled cases too."""
-    from conformance.capture.served import load_served
+    from conformance.replay.catalog import load_served
 
     copy = tmp_path / "cassettes"
     shutil.copytree(bundled_cassettes_dir() / "deepseek", copy / "deepseek")

@@ -17,8 +17,6 @@ import httpx
 import pytest
 from click.testing import CliRunner
 
-from conformance.capture.http import replay_run
-from conformance.capture.serve import ReplayServer
 from conformance.cassettes import bundled_cassettes_dir, decode_cassette, load_cassette
 from conformance.cli.main import main
 from conformance.corpus.cases import bundled_cases_dir
@@ -26,6 +24,8 @@ from conformance.interface import HttpCall, implementation
 from conformance.model.options import Options
 from conformance.model.results import ImplementationInfo, Verdict
 from conformance.reference import Normalizer
+from conformance.replay.http_server import ReplayServer
+from conformance.replay.vcrpy_clients import replay_run
 
 from .helpers import bundled_corpus, conformance_popen
 

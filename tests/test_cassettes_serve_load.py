@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from conformance.capture.serve import ReplayServer
 from conformance.cassettes import bundled_cassettes_dir, load_cassette
+from conformance.replay.http_server import ReplayServer
 
 from .helpers import cli, conformance_popen
 

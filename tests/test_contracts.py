@@ -21,7 +21,7 @@ from .helpers import bundled_corpus, cli
 
 CASES = bundled_corpus().cases
 CONTRACT_CASES = [case for case in CASES if isinstance(case, ContractCase)]
-REFERENCE_CMD = f"cmd:{sys.executable} -m conformance.reference"
+REFERENCE_CMD = f"cmd:{sys.executable} -m conformance.server"
 
 
 def verdicts(spec: str, contract: str) -> Counter:
@@ -55,7 +55,7 @@ def test_an_implementation_without_the_op_skips_its_cases():
 
 def test_hello_announces_the_capabilities():
     hello = subprocess.run(
-        [sys.executable, "-m", "conformance.reference"],
+        [sys.executable, "-m", "conformance.server"],
         input='{"op": "hello", "protocol": 1}\n{"op": "bye"}\n',
         capture_output=True,
         text=True,

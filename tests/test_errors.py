@@ -33,10 +33,10 @@ SIGNALS = {
     "conformance.transport.watchdog.Overtime": "a BaseException raised inside an "
     "implementation that ran past its time, so that the implementation's `except Exception` "
     "cannot swallow it",
-    "conformance.contracts._fuzzing.PropertyFailure": "a counterexample on its way to Hypothesis, an "
-    "AssertionError for it to shrink; it becomes a FAIL result",
-    "conformance.contracts._fuzzing.Unsupported": "an op the implementation does not answer, carried "
-    "out of a Hypothesis test; it becomes a SKIP result",
+    "conformance.contracts._fuzzing.PropertyFailure": "a counterexample on its way to "
+    "Hypothesis, an AssertionError for it to shrink; it becomes a FAIL result",
+    "conformance.contracts._fuzzing.Unsupported": "an op the implementation does not answer, "
+    "carried out of a Hypothesis test; it becomes a SKIP result",
 }
 
 #: The statuses an error may end a command with (README, "Exit status").

@@ -26,7 +26,7 @@ from conformance.transport.spec import parse_impl
 from .helpers import cli
 
 FAKE = Path(__file__).parent / "fakes" / "fake_impl.py"
-REFERENCE_CMD = f"cmd:{sys.executable} -m conformance.reference"
+REFERENCE_CMD = f"cmd:{sys.executable} -m conformance.server"
 
 PROFILES = [
     dict(zip(OPTION_NAMES, values, strict=True))

@@ -17,7 +17,7 @@ from conformance.corpus.expectations import load_expected_failures, render_lock
 from conformance.errors import UsageError
 from conformance.model.options import DEFAULT
 from conformance.model.results import CaseResult, Verdict
-from conformance.reports.bugclass import classify
+from conformance.reports._bugclass import classify
 from conformance.tools.ecosystem import COMMAND, render_ecosystem
 from conformance.tools.matrix import (
     MatrixSettings,

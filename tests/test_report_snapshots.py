@@ -13,7 +13,7 @@ import pytest
 from conformance.engine.runner import new_run, run_implementation
 from conformance.model.results import Run
 from conformance.reports import _json, _junit, _markdown
-from conformance.reports.terminal import render_top
+from conformance.reports._terminal import render_top
 from conformance.transport.impls import connect
 from conformance.transport.spec import parse_impl
 

@@ -17,8 +17,8 @@ from conformance.model.conservation import unaccounted
 from conformance.model.options import DEFAULT
 from conformance.model.results import CaseResult, Run
 from conformance.reports import _markdown, load_results
-from conformance.reports.terminal import render_top
-from conformance.reports.triage import triage
+from conformance.reports._terminal import render_top
+from conformance.reports._triage import triage
 
 ROOT = Path(__file__).resolve().parent.parent
 GITHUB_LIMIT = 65_536

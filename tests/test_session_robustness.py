@@ -21,7 +21,8 @@ from conformance.corpus.select import Selection
 from conformance.engine.plans import result_count
 from conformance.reports import load_results, write_reports
 from conformance.reports._json import load_results as load_json
-from conformance.session import Handler, Progress, ProgressDisplay, Started
+from conformance.session.events import Handler, Progress, Started
+from conformance.session.handlers import ProgressDisplay
 from conformance.session.run import RunSettings, run_session
 
 from .helpers import bundled_corpus, cli

@@ -36,7 +36,7 @@ from conformance.transport.subprocess import MAX_RESTARTS, SubprocessConnection
 from .helpers import cli
 
 FAKE = Path(__file__).parent / "fakes" / "fake_impl.py"
-REFERENCE = [sys.executable, "-m", "conformance.reference"]
+REFERENCE = [sys.executable, "-m", "conformance.server"]
 SPEC = ImplementationSpec("fake", "cmd:fake_impl.py")
 
 
@@ -140,7 +140,7 @@ def test_the_reference_through_cmd_answers_thousands_of_pipelined_requests() -> 
             expected.append(Ok(deltas=[dict(d) for d in normalize_stream(chunks)]))
         else:
             expected.append(Ok(channels=dict(normalize_whole(request.content, None))))
-    connection = connect(parse_impl(f"cmd:{sys.executable} -m conformance.reference"))
+    connection = connect(parse_impl(f"cmd:{sys.executable} -m conformance.server"))
     try:
         assert connection.info.name == "reference"
         assert connection.send(requests) == expected
@@ -459,7 +459,7 @@ def test_the_reference_replies_validate_against_the_schemas() -> None:
     assert len(replies) == len(schemas)
     for reply, schema in zip(replies, schemas, strict=True):
         protocol_validator(schema).validate(reply)
-    spec = parse_impl(f"cmd:{sys.executable} -m conformance.reference")
+    spec = parse_impl(f"cmd:{sys.executable} -m conformance.server")
     connection = connect(spec, validate_protocol=True)
     try:
         assert all(isinstance(reply, Ok) for reply in connection.send(requests))
@@ -559,7 +559,7 @@ def test_smoke_command_on_the_reference_as_a_subprocess() -> None:
     done = cli(
         "smoke",
         "--impl",
-        f"ref=cmd:{sys.executable} -m conformance.reference",
+        f"ref=cmd:{sys.executable} -m conformance.server",
         "--validate-protocol",
     )
     assert done.returncode == 0, done.stdout + done.stderr

@@ -1,6 +1,7 @@
-"""Adapters for public normalizers: each drives a real library's reasoning splitter through the
-Python interface (`python:`) or the protocol (`cmd:`), so the suite can run it like any
-implementation. `conformance matrix` runs every adapter whose library is installed.
+"""Layer 3 (plug-ins): adapters for public normalizers. Each drives a real library's reasoning
+splitter through the Python interface (`python:`) or the protocol (`cmd:`), so the suite can
+run it like any implementation. `conformance matrix` runs every adapter whose library is
+installed.
 
 Each library is an optional extra (`pip install 'reasoning-conformance[pydantic-ai]'`); the
 Node adapter needs `npm ci --prefix` this package's `node/` directory. docs/ecosystem.md lists

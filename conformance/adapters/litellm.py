@@ -39,7 +39,7 @@ from litellm.llms.ollama.chat.transformation import (
 from litellm.types.utils import ModelResponse
 
 from ..interface import Chunk, Delta, implementation
-from ._common import delta, installed_version
+from .common import delta, installed_version
 
 VERSION = installed_version("litellm")
 

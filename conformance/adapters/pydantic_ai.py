@@ -39,7 +39,7 @@ from pydantic_ai.models.openai import OpenAIChatModel, OpenAIStreamedResponse
 from pydantic_ai.providers.openai import OpenAIProvider
 
 from ..interface import Chunk, Delta, implementation
-from ._common import delta, installed_version
+from .common import delta, installed_version
 
 MODEL_NAME = "deepseek-r1"
 #: Never contacted: pydantic-ai needs a provider to build a model, not to split its output.

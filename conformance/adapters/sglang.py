@@ -38,7 +38,7 @@ import sys
 import types
 
 from ..interface import Chunk, Delta, implementation
-from ._common import delta, installed_version, native
+from .common import delta, installed_version, native
 
 
 def _register_package(name: str) -> None:

@@ -34,7 +34,7 @@ from transformers.cli.serving.utils import (
 from transformers.utils.chat_parsing import ResponseParser, parse_response
 
 from ..interface import Chunk, Delta, implementation
-from ._common import delta, installed_version, native
+from .common import delta, installed_version, native
 
 VERSION = installed_version("transformers")
 PROMPT = "<|im_start|>user\nHello<|im_end|>\n<|im_start|>assistant\n"

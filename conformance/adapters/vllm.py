@@ -47,7 +47,7 @@ from vllm.entrypoints.openai.chat_completion.stream_processor import ChatStreamP
 from vllm.parser import ParserManager
 
 from ..interface import Chunk, Delta, implementation
-from ._common import delta, installed_version, native
+from .common import delta, installed_version, native
 
 VERSION = installed_version("vllm")
 #: The delimiters of the DeepSeek-R1 and Qwen3 chat formats, each one token in those models.

@@ -1,11 +1,12 @@
-"""Provider cassettes: recorded HTTP traffic (vcrpy cassettes as any tool stores them, HAR
-files) as input to the suite.
+"""Layer 3 (plug-ins): provider cassettes, recorded HTTP traffic (vcrpy cassettes as any tool
+stores them, HAR files) as input to the suite.
 
 - decoding: one decoder per wire family turns a recorded response into chunks
   (`decode_cassette`, `conformance decode`);
 - cassette-backed cases: a case's `cassette:` is decoded when the corpus loads
   (`chunks_for_case`, `cassettes_dir_for`);
-- replay, record and approve live in `conformance.capture`, one layer up.
+- recording, importing and approving captures live in `conformance.capture`, replaying
+  them to clients in `conformance.replay` (layer 8).
 
 The workflow is in docs/cassettes.md.
 """

@@ -38,12 +38,12 @@ from conformance.session.orchestrator import EXIT_FAILED, EXIT_OK, EXIT_USAGE
 
 #: The capture tools, imported only when one of them runs.
 CAPTURE_COMMANDS = {
-    "decode": "conformance.cli.cassettes:decode",
-    "import": "conformance.cli.cassettes:import_",
-    "approve": "conformance.cli.cassettes:approve",
-    "serve": "conformance.cli.cassette_http:serve",
-    "record": "conformance.cli.cassette_http:record",
-    "replay": "conformance.cli.cassette_http:replay",
+    "decode": "conformance.cli.capture_commands:decode",
+    "import": "conformance.cli.capture_commands:import_",
+    "approve": "conformance.cli.capture_commands:approve",
+    "record": "conformance.cli.capture_commands:record",
+    "serve": "conformance.cli.replay_commands:serve",
+    "replay": "conformance.cli.replay_commands:replay",
 }
 
 

@@ -1,5 +1,5 @@
-"""The registry of contracts: each is one module (or object) with the same small, typed
-interface, and everything else derives from the registry.
+"""Layer 3 (plug-ins): the registry of contracts: each is one module (or object) with the same
+small, typed interface, and everything else derives from the registry.
 
 Every entry, the normalizer included, is a `Contract`: it names its case-file schema, its
 checks and its fuzz properties, and it plans its cases' checks, judges the replies, checks

@@ -17,6 +17,28 @@ from conformance.model.results import Verdict
 if TYPE_CHECKING:  # Hypothesis is imported only for fuzzing: it is slow to import
     from hypothesis.strategies import SearchStrategy
 
+__all__ = [
+    "BLOCK_SEPARATOR",
+    "CHECKS",
+    "DEFAULTS",
+    "METHOD",
+    "NAME",
+    "PROPERTIES",
+    "ROLES",
+    "SCHEMA",
+    "STORED_FIELDS",
+    "STRIP_POLICIES",
+    "expected_for",
+    "guess_taxonomy",
+    "inputs",
+    "judge",
+    "reference",
+    "requests",
+    "settings_problem",
+    "skip_reason",
+    "stored_reasoning",
+]
+
 NAME = "egress"
 SCHEMA = "egress-case-file.schema.json"
 CHECKS = ("egress",)

@@ -35,6 +35,31 @@ from conformance.reference import normalize_whole
 if TYPE_CHECKING:  # Hypothesis is imported only for fuzzing: it is slow to import
     from hypothesis.strategies import SearchStrategy
 
+__all__ = [
+    "CHECKS",
+    "CLOSE",
+    "EVENT_TYPES",
+    "METHOD",
+    "NAME",
+    "OPEN",
+    "PROPERTIES",
+    "SCHEMA",
+    "SECTION_OPTIONS",
+    "Renderer",
+    "events_of",
+    "expected_for",
+    "guess_taxonomy",
+    "inputs",
+    "judge",
+    "original_channels",
+    "reference",
+    "render_events",
+    "requests",
+    "roundtrips",
+    "skip_reason",
+    "split_rendered",
+]
+
 NAME = "render"
 SCHEMA = "render-case-file.schema.json"
 CHECKS = ("render", "roundtrip")

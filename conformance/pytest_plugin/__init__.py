@@ -1,4 +1,5 @@
-"""pytest plugin: `pytest --conformance-impl SPEC` runs the corpus as tests.
+"""Layer 8 (applications): the pytest plugin: `pytest --conformance-impl SPEC` runs the corpus
+as tests.
 
 One test per (implementation, case, check), named `conformance[LABEL]::ID-slug[check]` and
 marked `conformance` and `conformance_<category>`, so `-k`, `-m`, `-x`, `--junitxml` and
@@ -31,6 +32,10 @@ from ._state import (
     State,
     marker,
 )
+
+# Its API is what it adds to pytest (options, markers, one test per case and check), not
+# names to import (docs/pytest-plugin.md).
+__all__: list[str] = []
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -213,7 +218,8 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
             ImplementationInfo,
             ImplementationRun,
         )
-        from conformance.session import ReportWriter, finish_elsewhere
+        from conformance.session.handlers import ReportWriter
+        from conformance.session.orchestrator import finish_elsewhere
 
         runs = [
             ImplementationRun(

@@ -178,7 +178,7 @@ class FuzzItem(pytest.Item):
         for key in ("expected", "actual"):
             if key in example:
                 lines.append(f"{key}: {json.dumps(example[key], ensure_ascii=False)}")
-        from conformance.reports.replay import fuzz_command
+        from conformance.reports._fuzz_replay import fuzz_command
 
         failure = excinfo.value
         # The profile's budget matters: the same seed with another count explores otherwise.

@@ -1,10 +1,10 @@
-"""The reference normalizer: the executable form of SPEC.md.
+"""Layer 2 (reference): the reference normalizer, the executable form of SPEC.md.
 
     >>> from conformance.reference import normalize_whole
     >>> normalize_whole("<think>plan</think>Answer")
     {'assistant': 'Answer', 'thinking': 'plan'}
 
-Run it as a protocol-1 implementation with `python -m conformance.reference`.
+`python -m conformance.server` serves it as a protocol-1 implementation.
 """
 
 from conformance.model.options import Options, OptionsError

@@ -1,4 +1,5 @@
-"""Reports of a run: results.json, report.md, report.html and junit.xml.
+"""Layer 6 (fuzzing and reports): reports of a run, results.json, report.md, report.html and
+junit.xml.
 
 Each format is one module with `FILENAME` and `render(run) -> str`. They read a `Run` and
 nothing else: no runner, no CLI. Writing them is done here, once for all formats.

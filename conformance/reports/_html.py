@@ -36,11 +36,11 @@ from ._common import (
     header_line,
     session_seed,
 )
+from ._fuzz_replay import replay_command
 from ._html_assets import CSS, SCRIPT
 from ._html_fix import fix_section
 from ._html_parts import attr, badge, channels_html, chunks_html, esc, vis
 from ._visible import printable
-from .replay import replay_command
 
 FILENAME = "report.html"
 

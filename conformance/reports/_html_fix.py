@@ -7,8 +7,8 @@ from __future__ import annotations
 from conformance.model.results import Run
 
 from ._html_parts import attr, badge, channels_html, chunks_html, esc
+from ._triage import BugGroup, triage
 from ._visible import printable
-from .triage import BugGroup, triage
 
 #: Case links listed per bug class; the rest are counted.
 MAX_LINKS = 60

@@ -14,9 +14,9 @@ import xml.etree.ElementTree as ET
 from conformance.model.results import CaseResult, FuzzResult, ImplementationRun, Run, Verdict
 
 from ._common import option_differences, option_value
+from ._fuzz_replay import replay_command
 from ._plain import fuzz_block, result_block
 from ._visible import escape_char, one_line
-from .replay import replay_command
 
 FILENAME = "junit.xml"
 _FAILURE = {Verdict.FAIL, Verdict.XPASS}

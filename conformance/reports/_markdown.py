@@ -32,11 +32,11 @@ from ._common import (
     header_line,
     session_seed,
 )
+from ._fuzz_replay import replay_command
 from ._md import cell, code, fence, text
 from ._plain import channel_lines, chunk_lines, input_title
+from ._triage import BugGroup, severity_then_size, triage
 from ._visible import one_line, printable, visible
-from .replay import replay_command
-from .triage import BugGroup, severity_then_size, triage
 
 FILENAME = "report.md"
 #: GitHub's limit on a comment and a step summary; the report stays below it with room for a

@@ -13,8 +13,10 @@ from pathlib import Path
 
 from conformance.model.results import Run, Verdict
 
+from ._triage import triage
 from ._visible import one_line
-from .triage import triage
+
+__all__ = ["main", "render"]
 
 #: Annotations per run; GitHub shows at most 10 errors of one step.
 MAX_ANNOTATIONS = 10

@@ -181,7 +181,7 @@ def execute_fuzz(
     settings: FuzzSettings, *, echo: Callable[..., None], handlers: Sequence[Handler] = ()
 ) -> int:
     """`conformance fuzz`: the standard handlers plus `handlers`; returns the exit status."""
-    from conformance.session import standard_handlers
+    from conformance.session.handlers import standard_handlers
 
     standard = standard_handlers(settings.report_dir, echo)
     return fuzz_session(settings, [*standard, *handlers], echo=echo)

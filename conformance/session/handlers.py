@@ -12,7 +12,7 @@ from tabulate import tabulate
 
 from conformance.model.results import FuzzResult, Run, Verdict
 from conformance.reports import write_reports
-from conformance.reports.terminal import render_top
+from conformance.reports._terminal import render_top
 from conformance.session.events import Finished, Handler, Progress, ResultEvent
 
 
@@ -152,3 +152,12 @@ def summary_table(run: Run) -> str:
             tabulate(fuzz, headers=["implementation", "property", "verdict", "examples", "time"])
         )
     return "\n\n".join(parts) + f"\n({run.duration:.2f} s)"
+
+
+def standard_handlers(report_dir: Path | None, echo: Callable[..., None]) -> list[Handler]:
+    """Progress on standard error, the terminal summary, and the reports (unless None)."""
+    report = str(report_dir / "report.md") if report_dir is not None else ""
+    handlers: list[Handler] = [ProgressDisplay(), TerminalSummary(echo, report)]
+    if report_dir is not None:
+        handlers.append(ReportWriter(report_dir, echo))
+    return handlers

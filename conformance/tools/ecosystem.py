@@ -19,9 +19,9 @@ from conformance.contracts import all_checks
 from conformance.contracts.normalizer import CHECKS
 from conformance.model.options import OPTION_NAMES, Options
 from conformance.model.results import CaseResult, Verdict
+from conformance.reports._bugclass import CLASSES, classify
 from conformance.reports._common import format_options
 from conformance.reports._markdown import _category_table, cell, code, text
-from conformance.reports.bugclass import CLASSES, classify
 from conformance.tools.bench import render_bench
 from conformance.tools.fingerprint import format_value
 from conformance.tools.matrix import FAILED, Entry, Matrix

@@ -30,17 +30,10 @@ from conformance.engine.runner import run_implementation
 from conformance.errors import UsageError
 from conformance.model.options import Options
 from conformance.model.results import CaseResult, ImplementationRun, Run, Verdict
-from conformance.reports.bugclass import BY_NAME, classify
-from conformance.session import (
-    Context,
-    Finished,
-    Handler,
-    Job,
-    ReportWriter,
-    Session,
-    SessionSettings,
-    TerminalSummary,
-)
+from conformance.reports._bugclass import BY_NAME, classify
+from conformance.session.events import Finished, Handler
+from conformance.session.handlers import ReportWriter, TerminalSummary
+from conformance.session.orchestrator import Context, Job, Session, SessionSettings
 from conformance.tools.bench import BenchResult, BenchSettings, bench
 from conformance.tools.fingerprint import Fingerprint, fingerprint
 from conformance.transport.connections import Connection

@@ -16,7 +16,7 @@ import sys
 from conformance.interface import metadata
 from conformance.transport.codec import refuse_hello
 from conformance.transport.factories import check_factory, import_factory
-from conformance.transport.server import Handler, serve_handler
+from conformance.transport.protocol_server import Handler, serve_handler
 
 
 def main(argv: list[str]) -> int:

@@ -1,9 +1,9 @@
-"""Commands for provider cassettes that speak HTTP: serve them, record one, replay them to
-Python clients (docs/cassettes.md)."""
+"""Commands that replay captures to clients: `serve` over HTTP on 127.0.0.1 for clients in any
+language, `replay` to Python clients through vcrpy; bringing captures in is
+`capture_commands` (docs/cassettes.md)."""
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 
@@ -61,8 +61,8 @@ def serve(
     them with the cases that use them, and POST /_verdict/<CASE ID> with {"assistant",
     "thinking"} judges what a client showed. Runs until interrupted.
     """
-    from conformance.capture.serve import ReplayServer
     from conformance.cassettes import bundled_cassettes_dir
+    from conformance.replay.http_server import ReplayServer
 
     directory = directory or bundled_cassettes_dir()
     cases = load_corpus(case_dirs or (bundled_cases_dir(),)).cases
@@ -89,119 +89,6 @@ def serve(
     if verdicts:
         counts = ", ".join(f"{v} {verdicts.count(v)}" for v in sorted(set(verdicts)))
         click.echo(f"verdicts given: {counts}")
-
-
-@click.command()
-@click.option(
-    "--provider",
-    required=True,
-    type=click.Choice(
-        ["openai-chat", "openai-responses", "anthropic", "gemini", "ollama", "ollama-generate"]
-    ),
-    help="The wire family to speak.",
-)
-@click.option(
-    "--base-url",
-    required=True,
-    help="As the provider's SDK takes it, e.g. https://api.openai.com/v1.",
-)
-@click.option("--model", required=True)
-@click.option("--prompt", required=True, help="The user message.")
-@click.option("--stream", is_flag=True, help="Ask for a streamed response.")
-@click.option(
-    "--out",
-    required=True,
-    type=click.Path(dir_okay=False, path_type=Path),
-    help="The cassette to write, e.g. cassettes/deepseek/my-capture.yaml.",
-)
-@click.option(
-    "--api-key-env",
-    metavar="VARIABLE",
-    help="Environment variable holding the key (default by provider: OPENAI_API_KEY, "
-    "ANTHROPIC_API_KEY, GEMINI_API_KEY; none for Ollama).",
-)
-@click.option(
-    "--header", "headers", multiple=True, metavar="'NAME: VALUE'", help="An extra request header."
-)
-@click.option(
-    "--keep-header",
-    "keep_headers",
-    multiple=True,
-    metavar="NAME",
-    help="Record this --header's value as given (the others are recorded as [scrubbed]).",
-)
-@click.option("--extra", metavar="JSON", help="Fields merged into the request body.")
-@click.option("--key-in-query", is_flag=True, help="Gemini: send the key as ?key= in the URL.")
-@click.option("--note", help="What to say about the server in the provenance (version, flags).")
-@click.option("--force", is_flag=True, help="Replace --out if it exists.")
-def record(
-    provider: str,
-    base_url: str,
-    model: str,
-    prompt: str,
-    stream: bool,
-    out: Path,
-    api_key_env: str | None,
-    headers: tuple[str, ...],
-    keep_headers: tuple[str, ...],
-    extra: str | None,
-    key_in_query: bool,
-    note: str | None,
-    force: bool,
-) -> None:
-    """Send one real request and record it as a cassette, with secrets scrubbed.
-
-    Credential, cookie, organization and project headers and `key=` query parameters are
-    removed; if the cassette still holds anything that looks like a credential, nothing is
-    written (exit status 1). Then review it with `conformance approve`.
-    """
-    from conformance.capture.provider_request import RecordError, Recording
-    from conformance.capture.record import record as record_cassette
-    from conformance.cassettes import CassetteError, decode_cassette
-
-    parsed_headers = {}
-    for header in headers:
-        name, colon, value = header.partition(":")
-        if not colon or not name.strip():
-            usage_error(f"--header {header!r}: write 'Name: value'")
-        parsed_headers[name.strip()] = value.strip()
-    try:
-        fields = json.loads(extra) if extra else {}
-    except ValueError as error:
-        usage_error(f"--extra is not JSON: {error}")
-    if not isinstance(fields, dict):
-        usage_error("--extra must be a JSON object")
-    recording = Recording(
-        provider,
-        base_url,
-        model,
-        prompt,
-        stream,
-        Recording.key_from_env(provider, api_key_env),
-        parsed_headers,
-        fields,
-        key_in_query,
-        note,
-        keep_headers,
-    )
-    try:
-        record_cassette(recording, out, force=force)
-    except RecordError as error:
-        fail(error)
-    click.echo(f"wrote {out}")
-    try:
-        decoded = decode_cassette(out)
-    except CassetteError as error:
-        fail(
-            RecordError(
-                f"the capture does not decode: {error}\n(kept for inspection: see "
-                "docs/cassettes.md, when a provider changes its format)"
-            )
-        )
-    click.echo(
-        f"{decoded.family} ({decoded.form}), {len(decoded.chunks)} chunks; "
-        f"next: conformance approve {out}"
-    )
 
 
 @click.command()
@@ -236,9 +123,10 @@ def replay(
     Each client gets an HttpCall per case, makes the request, and vcrpy replays the
     recorded response (record mode none); its channels are judged as check `http`.
     """
-    from conformance.capture.http import replay_run
     from conformance.interface import metadata
-    from conformance.session import Job, Session, SessionSettings, standard_handlers
+    from conformance.replay.vcrpy_clients import replay_run
+    from conformance.session.handlers import standard_handlers
+    from conformance.session.orchestrator import Job, Session, SessionSettings
     from conformance.session.run import implementation_specs
     from conformance.transport.impls import connect
 

@@ -10,8 +10,8 @@ from conformance.model.chunks import CHANNELS
 from conformance.model.results import CaseResult, Run
 
 from ._plain import chunk_lines
+from ._triage import triage
 from ._visible import ELIDED, one_line, visible, window
-from .triage import triage
 
 #: Width of one shown line: inputs and channels are cut to it.
 WIDTH = 110

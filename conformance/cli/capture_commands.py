@@ -1,5 +1,5 @@
-"""Commands for provider cassettes: decode, import, approve; with serve, record and replay
-(`cassette_http`), all of them (docs/cassettes.md)."""
+"""Commands that bring captures in and read them: decode, import, approve, record; serving
+and replaying them to clients is `replay_commands` (docs/cassettes.md)."""
 
 from __future__ import annotations
 
@@ -226,3 +226,116 @@ def approve(
             click.echo(f"wrote {path}: review it, then `conformance approve {cassette} --accept`")
     except (ApproveError, CassetteError) as error:
         fail(error)  # accepting: an AcceptError, exit status 1
+
+
+@click.command()
+@click.option(
+    "--provider",
+    required=True,
+    type=click.Choice(
+        ["openai-chat", "openai-responses", "anthropic", "gemini", "ollama", "ollama-generate"]
+    ),
+    help="The wire family to speak.",
+)
+@click.option(
+    "--base-url",
+    required=True,
+    help="As the provider's SDK takes it, e.g. https://api.openai.com/v1.",
+)
+@click.option("--model", required=True)
+@click.option("--prompt", required=True, help="The user message.")
+@click.option("--stream", is_flag=True, help="Ask for a streamed response.")
+@click.option(
+    "--out",
+    required=True,
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="The cassette to write, e.g. cassettes/deepseek/my-capture.yaml.",
+)
+@click.option(
+    "--api-key-env",
+    metavar="VARIABLE",
+    help="Environment variable holding the key (default by provider: OPENAI_API_KEY, "
+    "ANTHROPIC_API_KEY, GEMINI_API_KEY; none for Ollama).",
+)
+@click.option(
+    "--header", "headers", multiple=True, metavar="'NAME: VALUE'", help="An extra request header."
+)
+@click.option(
+    "--keep-header",
+    "keep_headers",
+    multiple=True,
+    metavar="NAME",
+    help="Record this --header's value as given (the others are recorded as [scrubbed]).",
+)
+@click.option("--extra", metavar="JSON", help="Fields merged into the request body.")
+@click.option("--key-in-query", is_flag=True, help="Gemini: send the key as ?key= in the URL.")
+@click.option("--note", help="What to say about the server in the provenance (version, flags).")
+@click.option("--force", is_flag=True, help="Replace --out if it exists.")
+def record(
+    provider: str,
+    base_url: str,
+    model: str,
+    prompt: str,
+    stream: bool,
+    out: Path,
+    api_key_env: str | None,
+    headers: tuple[str, ...],
+    keep_headers: tuple[str, ...],
+    extra: str | None,
+    key_in_query: bool,
+    note: str | None,
+    force: bool,
+) -> None:
+    """Send one real request and record it as a cassette, with secrets scrubbed.
+
+    Credential, cookie, organization and project headers and `key=` query parameters are
+    removed; if the cassette still holds anything that looks like a credential, nothing is
+    written (exit status 1). Then review it with `conformance approve`.
+    """
+    from conformance.capture.provider_request import RecordError, Recording
+    from conformance.capture.record import record as record_cassette
+    from conformance.cassettes import CassetteError, decode_cassette
+
+    parsed_headers = {}
+    for header in headers:
+        name, colon, value = header.partition(":")
+        if not colon or not name.strip():
+            usage_error(f"--header {header!r}: write 'Name: value'")
+        parsed_headers[name.strip()] = value.strip()
+    try:
+        fields = json.loads(extra) if extra else {}
+    except ValueError as error:
+        usage_error(f"--extra is not JSON: {error}")
+    if not isinstance(fields, dict):
+        usage_error("--extra must be a JSON object")
+    recording = Recording(
+        provider,
+        base_url,
+        model,
+        prompt,
+        stream,
+        Recording.key_from_env(provider, api_key_env),
+        parsed_headers,
+        fields,
+        key_in_query,
+        note,
+        keep_headers,
+    )
+    try:
+        record_cassette(recording, out, force=force)
+    except RecordError as error:
+        fail(error)
+    click.echo(f"wrote {out}")
+    try:
+        decoded = decode_cassette(out)
+    except CassetteError as error:
+        fail(
+            RecordError(
+                f"the capture does not decode: {error}\n(kept for inspection: see "
+                "docs/cassettes.md, when a provider changes its format)"
+            )
+        )
+    click.echo(
+        f"{decoded.family} ({decoded.form}), {len(decoded.chunks)} chunks; "
+        f"next: conformance approve {out}"
+    )

@@ -3,7 +3,8 @@
 Each cassette has a base URL, `http://127.0.0.1:PORT/<cassette path without .yaml>`; a client
 configured with it sends its usual request (`POST <base>/v1/chat/completions`) and gets the
 recorded response, as chunked HTTP, cut as the `split` says (`splits`). The HTTP side is
-`handler`; this module is the server: its cassettes, its lifecycle and its answers.
+`http_handler`, the cassettes and their cases `catalog`; this module is the server: its
+lifecycle and its answers.
 
 Clients in any language are checked by posting what they showed to `/_verdict/<CASE ID>`;
 `GET /` lists the cassettes, their base URLs and the cases that use them.
@@ -20,13 +21,13 @@ from http.server import ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
-from conformance.capture.handler import GONE, handler_class, peer
-from conformance.capture.served import Served, load_served
-from conformance.capture.splits import SPLITS, cut_points, pieces
 from conformance.cassettes._model import Interaction
 from conformance.model.cases import CaseIdentity
 from conformance.model.judge import compare
 from conformance.model.options import Options, OptionsError
+from conformance.replay.catalog import Served, load_served
+from conformance.replay.http_handler import GONE, handler_class, peer
+from conformance.replay.splits import SPLITS, cut_points, pieces
 
 #: Connections waiting to be accepted: hundreds of clients may connect at once, and with
 #: socketserver's default of 5 the kernel drops their connection attempts (each retried

@@ -35,7 +35,7 @@ TEXT_ADDED = BugClass("text-added", "text is duplicated or added")
 REASONING_SHOWN = BugClass("reasoning-shown", "reasoning is shown as the answer")
 ANSWER_HIDDEN = BugClass("answer-hidden", "answer text is hidden in the thinking channel")
 #: Another contract's output (a rendered stream, an egress request) that differs: these bugs
-#: are not about two channels (`conformance.reports.triage` assigns it).
+#: are not about two channels (`conformance.reports._triage` assigns it).
 WRONG_OUTPUT = BugClass("wrong-output", "the output differs from the expected one")
 CLASSES = (
     CRASH,

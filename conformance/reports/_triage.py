@@ -18,8 +18,8 @@ from conformance.model.grammar import Grammar
 from conformance.model.options import DEFAULT, Options, OptionsError
 from conformance.model.results import LEVELS, CaseResult, ImplementationRun, Verdict
 
-from . import bugclass
-from .bugclass import CLASSES, BugClass
+from . import _bugclass
+from ._bugclass import CLASSES, BugClass
 
 #: The verdicts that are bugs to fix (XFAIL is a known one, NON_STRICT only whitespace).
 FAILING = (Verdict.FAIL, Verdict.ERROR, Verdict.TIMEOUT)
@@ -82,8 +82,8 @@ def classify(result: CaseResult, grammar: Grammar) -> BugClass:
     if result.verdict not in (Verdict.ERROR, Verdict.TIMEOUT) and not (
         _channels(result.expected) and _channels(result.actual)
     ):
-        return bugclass.WRONG_OUTPUT
-    return bugclass.classify(result, grammar)
+        return _bugclass.WRONG_OUTPUT
+    return _bugclass.classify(result, grammar)
 
 
 def _channels(value: Mapping[str, str] | None) -> bool:

@@ -1,7 +1,7 @@
 """Serve a Python normalizer over the implementation protocol (docs/PROTOCOL.md), so that
 `conformance run --impl cmd:...` can drive it like a program in any other language.
 
-    from conformance.transport.server import serve
+    from conformance.server import serve    # its public import path
     serve(MyNormalizer, implementation={"name": "mine", "version": "1.0", "language": "python"})
 
 Requests are decoded and replies encoded by the codec, and answered by the same code as the

@@ -11,9 +11,9 @@ from http.server import BaseHTTPRequestHandler
 from typing import Any, Protocol
 from urllib.parse import urlsplit
 
-from conformance.capture.served import Served
 from conformance.cassettes._model import Interaction
 from conformance.errors import UsageError
+from conformance.replay.catalog import Served
 
 #: Headers that describe the recorded transfer, not the one the server makes.
 _HOP_BY_HOP = {
