@@ -25,6 +25,8 @@ from click.testing import CliRunner
 from conformance.cli.main import main
 from conformance.corpus.cases import bundled_cases_dir, load_corpus
 from conformance.model.cases import Corpus
+from conformance.model.results import Run
+from conformance.reports import write_reports
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -106,3 +108,9 @@ def conformance_popen(*args: str | Path, **popen: Any) -> subprocess.Popen[str]:
     """`conformance ARGS` started as a real process that outlives the call (a server)."""
     env = process_environment(popen.pop("env", None))
     return subprocess.Popen([*COMMAND, *map(str, args)], text=True, env=env, **popen)
+
+
+def write_results(run: Run, directory: Path) -> Path:
+    """Write the run's reports into `directory`; the path of its results.json."""
+    write_reports(run, directory)
+    return directory / "results.json"

@@ -36,7 +36,7 @@ from conformance.reports import (
 from conformance.reports._diff import Change, compare
 from conformance.reports._visible import visible, window
 
-from .helpers import cli
+from .helpers import cli, write_results
 
 # --- building runs -----------------------------------------------------------------------------
 
@@ -604,11 +604,11 @@ def test_diff_markdown_escapes_case_text() -> None:
 
 
 def test_diff_cli_exit_codes(tmp_path: Path) -> None:
-    old = _json.write(make_run(), _mkdir(tmp_path / "old"))
-    new = _json.write(_changed_run(), _mkdir(tmp_path / "new"))
+    old = write_results(make_run(), _mkdir(tmp_path / "old"))
+    new = write_results(_changed_run(), _mkdir(tmp_path / "new"))
     fixed_run = make_run()
     _set(fixed_run, "buggy", "BBBB", "stream", Verdict.PASS)
-    fixed = _json.write(fixed_run, _mkdir(tmp_path / "fixed"))
+    fixed = write_results(fixed_run, _mkdir(tmp_path / "fixed"))
 
     regressed = cli("diff", old, new)
     assert regressed.returncode == 1, regressed.stderr

@@ -18,6 +18,7 @@ import pytest
 from conformance.contracts.normalizer import CHECKS
 from conformance.model.results import FuzzResult, Run, Verdict
 from conformance.reports import _html, _json, _junit, _markdown, load_results, write_reports
+from tests.helpers import write_results
 from tests.test_reports import _chromium, _outside_fences, make_run
 
 PROPERTIES = ["differential", "chunking", "whole", "discipline", "conservation"]
@@ -100,7 +101,7 @@ def any_run(request: pytest.FixtureRequest) -> Run:
 
 
 def test_results_json_validates_and_round_trips(any_run: Run, tmp_path: Path) -> None:
-    path = _json.write(any_run, tmp_path)
+    path = write_results(any_run, tmp_path)
     data = json.loads(path.read_text("utf-8"))
     jsonschema.Draft202012Validator(_json.schema()).validate(data)
     fuzz = data["implementations"][1]["fuzz"]
