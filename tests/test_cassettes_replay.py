@@ -375,7 +375,7 @@ def test_the_replay_command(tmp_path: Path):
     assert bad.exit_code == 1
     plain = runner.invoke(
         main,
-        ["replay", "--impl", "python:tests.broken_impls:NoCarry", *only],
+        ["replay", "--impl", "python:tests.fakes.broken_impls:NoCarry", *only],
     )
     assert plain.exit_code == 2 and "does not declare the http capability" in plain.stderr
     other = runner.invoke(main, ["replay", "--impl", "reference", *only])

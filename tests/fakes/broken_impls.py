@@ -1,6 +1,6 @@
 """Normalizers that are wrong on purpose, one classic bug each, as `python:` implementations.
 
-The harness must flag every one of them with the right verdict; see test_broken_impls.py.
+The harness must flag every one of them with the right verdict; see test_runner.py.
 """
 
 from __future__ import annotations
