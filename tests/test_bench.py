@@ -10,7 +10,6 @@ import sys
 import pytest
 
 from conformance.model.document import cut, realistic_document
-from conformance.reference import Normalizer
 from conformance.tools.bench import bench, render_bench
 from conformance.tools.bench_figures import (
     IN_PROCESS,
@@ -88,24 +87,8 @@ def test_an_implementation_that_buffers_everything_holds_back_the_whole_document
     assert result.holdback.agrees
 
 
-class DelayedByOneChunk:
-    """The reference, releasing each chunk's delta one chunk late."""
-
-    def __init__(self) -> None:
-        self.inner = Normalizer()
-        self.last: dict[str, str] = {"assistant": "", "thinking": ""}
-
-    def feed(self, chunk: dict) -> dict[str, str]:
-        self.last, previous = dict(self.inner.feed(chunk)), self.last
-        return previous
-
-    def finish(self) -> dict[str, str]:
-        end = self.inner.finish()
-        return {key: self.last[key] + end[key] for key in end}
-
-
 def test_holdback_is_measured_per_chunk_against_the_reference() -> None:
-    result = measure("python:tests.test_bench:DelayedByOneChunk")
+    result = measure("python:tests.fakes.broken_impls:DelayedByOneChunk")
     assert result.holdback is not None
     assert result.holdback.agrees
     # One chunk late: the reference's release of one 4-character chunk, plus at most the

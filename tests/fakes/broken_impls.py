@@ -60,6 +60,24 @@ class NoFlush(Normalizer):
         return {"assistant": "", "thinking": ""}
 
 
+@implementation(name="delayed-by-one-chunk")
+class DelayedByOneChunk:
+    """The reference's output, each chunk's delta released one chunk late: right text, held
+    back longer than any possible delimiter needs."""
+
+    def __init__(self) -> None:
+        self.inner = Normalizer()
+        self.last: dict[str, str] = {"assistant": "", "thinking": ""}
+
+    def feed(self, chunk: Mapping[str, Any]) -> dict[str, str]:
+        self.last, previous = dict(self.inner.feed(chunk)), self.last
+        return previous
+
+    def finish(self) -> dict[str, str]:
+        end = self.inner.finish()
+        return {key: self.last[key] + end[key] for key in end}
+
+
 @implementation(name="leaks-orphan-close")
 class LeaksOrphanClose(Normalizer):
     """Strips a close delimiter only when a block is open: an orphan `</think>` shows."""
