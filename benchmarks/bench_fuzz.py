@@ -5,7 +5,7 @@
 - examples per second for each property against the reference, in process and through
   `cmd:` (the reference as a pipelined subprocess);
 - the default budget (every property, 500 examples each) against the reference;
-- for each normalizer in tests/fuzz_targets.py (bugs no corpus case triggers): the time to
+- for each normalizer in tests/fakes/fuzz_targets.py (bugs no corpus case triggers): the time to
   find and shrink the first failure, and the size of the shrunk input.
 """
 
@@ -24,7 +24,7 @@ from conformance.fuzz.properties import Target, run_property  # noqa: E402
 from conformance.model.options import Options  # noqa: E402
 from conformance.transport.impls import connect  # noqa: E402
 from conformance.transport.spec import parse_impl  # noqa: E402
-from tests.fuzz_targets import ALL as TARGETS  # noqa: E402
+from tests.fakes.fuzz_targets import ALL as TARGETS  # noqa: E402
 
 CMD_REFERENCE = f"cmd:{shlex.quote(sys.executable)} -m conformance.server"
 
@@ -57,7 +57,7 @@ def main() -> None:
 
     print("\nfinding and shrinking bugs the corpus misses (all properties, seed 7):")
     for name in TARGETS:
-        fuzz = target(f"python:tests.fuzz_targets:{name}")
+        fuzz = target(f"python:tests.fakes.fuzz_targets:{name}")
         start = time.perf_counter()
         for prop in fuzz_properties():
             result = run_property(prop, fuzz, max_examples=500, seed=7)

@@ -1,4 +1,4 @@
-"""Throughput of the implementation protocol through `cmd:` (conformance/_subprocess.py).
+"""Throughput of the implementation protocol through `cmd:` (conformance/transport/subprocess.py).
 
     python benchmarks/bench_protocol.py [--seconds S]
 

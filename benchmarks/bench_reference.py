@@ -5,7 +5,7 @@ peers installed. Prints figures; asserts nothing.
 
 - MB/s (UTF-8) on two 1 MB documents fed in 1-character, 4-character (token-like) and 4 KB
   chunks: the realistic, tag-sparse document `conformance bench` uses
-  (conformance/_document.py: prose and code, `Vec<T>`, HTML, `<thinker>`, about one
+  (conformance/model/document.py: prose and code, `Vec<T>`, HTML, `<thinker>`, about one
   reasoning block per 4 KB) and a `<`-dense one (HTML and code, a `<` every few
   characters, the same share of reasoning blocks);
 - the same for the reference under `think_only`, the stand-in's own two delimiters (the

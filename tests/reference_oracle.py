@@ -2,7 +2,7 @@
 one is checked against, delta for delta (tests/test_reference_oracle.py).
 
 A frozen copy of `conformance/reference/_normalizer.py` and of the grammar compiler of
-`conformance/_grammar.py` at that point, kept only for the tests. It stops at every character
+`conformance/model/grammar.py` at that point, kept only for the tests. It stops at every character
 a delimiter can start with; what it emits, and when, is what the reference must emit.
 """
 

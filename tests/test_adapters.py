@@ -1,5 +1,5 @@
 """The adapters of public normalizers: each runs, reports the installed library's version, and
-shows the library's known behaviour on a few inputs (research/peer-policies.md). An adapter
+shows the library's known behaviour on a few inputs (docs/ecosystem.md). An adapter
 whose library is not installed here is skipped, with the command that installs it."""
 
 from __future__ import annotations

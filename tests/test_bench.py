@@ -10,7 +10,6 @@ import sys
 import pytest
 
 from conformance.model.document import cut, realistic_document
-from conformance.reference import Normalizer
 from conformance.tools.bench import bench, render_bench
 from conformance.tools.bench_figures import (
     IN_PROCESS,
@@ -80,7 +79,7 @@ def test_the_reference_through_cmd() -> None:
 
 
 def test_an_implementation_that_buffers_everything_holds_back_the_whole_document() -> None:
-    result = measure("python:tests.broken_impls:BuffersEverything")
+    result = measure("python:tests.fakes.broken_impls:BuffersEverything")
     assert result.holdback is not None
     # After the last chunk nearly the whole document is held (bar its removed delimiters).
     assert result.holdback.max > TINY.document_size * 0.9
@@ -88,24 +87,8 @@ def test_an_implementation_that_buffers_everything_holds_back_the_whole_document
     assert result.holdback.agrees
 
 
-class DelayedByOneChunk:
-    """The reference, releasing each chunk's delta one chunk late."""
-
-    def __init__(self) -> None:
-        self.inner = Normalizer()
-        self.last: dict[str, str] = {"assistant": "", "thinking": ""}
-
-    def feed(self, chunk: dict) -> dict[str, str]:
-        self.last, previous = dict(self.inner.feed(chunk)), self.last
-        return previous
-
-    def finish(self) -> dict[str, str]:
-        end = self.inner.finish()
-        return {key: self.last[key] + end[key] for key in end}
-
-
 def test_holdback_is_measured_per_chunk_against_the_reference() -> None:
-    result = measure("python:tests.test_bench:DelayedByOneChunk")
+    result = measure("python:tests.fakes.broken_impls:DelayedByOneChunk")
     assert result.holdback is not None
     assert result.holdback.agrees
     # One chunk late: the reference's release of one 4-character chunk, plus at most the
@@ -115,18 +98,18 @@ def test_holdback_is_measured_per_chunk_against_the_reference() -> None:
 
 
 def test_an_implementation_with_the_wrong_text_is_flagged() -> None:
-    result = measure("python:tests.broken_impls:DuplicatesNative")
+    result = measure("python:tests.fakes.broken_impls:DuplicatesNative")
     assert result.holdback is not None
     # No native reasoning in the document: merge and native_only give the same text.
     assert result.holdback.agrees
-    result = measure("python:tests.broken_impls:StripsEveryTag")
+    result = measure("python:tests.fakes.broken_impls:StripsEveryTag")
     assert result.holdback is not None and not result.holdback.agrees
     assert "(text differs from the reference)" in render_bench([result], TINY)
 
 
 def test_a_failing_implementation_gives_problems_not_exceptions() -> None:
     # It raises on a chunk containing `thinking`: only 4 KB chunks hold the whole word.
-    result = measure("python:tests.broken_impls:Raises")
+    result = measure("python:tests.fakes.broken_impls:Raises")
     assert [t.chunk_size for t in result.throughput] == [1, 4]
     assert result.growth is None
     assert result.problems == (

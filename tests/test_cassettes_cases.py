@@ -125,7 +125,7 @@ def test_the_reference_passes_every_cassette_case_in_every_check():
 
 def test_a_broken_normalizer_fails_cassette_cases():
     result = run_implementation(
-        connect(parse_impl("python:tests.broken_impls:NoCarry")), CASSETTE_CASES
+        connect(parse_impl("python:tests.fakes.broken_impls:NoCarry")), CASSETTE_CASES
     )
     failed = {r.case for r in result.results if r.verdict == Verdict.FAIL and r.check == "stream"}
     # Tags split across SSE events leak through a per-chunk filter.

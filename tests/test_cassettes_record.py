@@ -17,7 +17,7 @@ from conformance.cassettes import decode_cassette, load_cassette
 from conformance.cassettes._secrets import scan
 from conformance.corpus.cases import bundled_cases_dir
 
-from .fake_provider import FakeProviderServer
+from .fakes.fake_provider import FakeProviderServer
 from .helpers import ROOT, Ran, cli, conformance_process
 
 KEY = "sk-test-fake0123456789abcdefXYZ"

@@ -4,13 +4,12 @@ vcrpy (`conformance replay`). Every client here is a real HTTP client."""
 
 from __future__ import annotations
 
-import codecs
 import json
 import shutil
 import socket
 import subprocess
 import urllib.request
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
@@ -20,13 +19,22 @@ from click.testing import CliRunner
 from conformance.cassettes import bundled_cassettes_dir, decode_cassette, load_cassette
 from conformance.cli.main import main
 from conformance.corpus.cases import bundled_cases_dir
-from conformance.interface import HttpCall, implementation
 from conformance.model.options import Options
 from conformance.model.results import ImplementationInfo, Verdict
-from conformance.reference import Normalizer
 from conformance.replay.http_server import ReplayServer
 from conformance.replay.vcrpy_clients import replay_run
 
+from .fakes.http_clients import (
+    anthropic_client,
+    chat_client,
+    doubling_client,
+    joined,
+    lazy_client,
+    naive_events,
+    normalize_chat,
+    sse_events,
+    wrong_path_client,
+)
 from .helpers import bundled_corpus, conformance_popen
 
 CASES = [case for case in bundled_corpus().cases if case.cassette is not None]
@@ -46,59 +54,6 @@ def adversarial() -> Iterator[ReplayServer]:
 
 
 # ------------------------------------------------------------------------ clients under test
-
-
-def sse_events(pieces: Iterable[bytes]) -> Iterator[str]:
-    """An incremental SSE reader: UTF-8 and lines may be cut anywhere between pieces."""
-    decoder = codecs.getincrementaldecoder("utf-8")()
-    buffer, data = "", []
-    for piece in pieces:
-        buffer += decoder.decode(piece)
-        *lines, buffer = buffer.replace("\r\n", "\n").split("\n")
-        for line in lines:
-            if line.startswith("data:"):
-                data.append(line[5:].lstrip(" "))
-            elif not line and data:
-                yield "\n".join(data)
-                data = []
-
-
-def normalize_chat(events: Iterable[str]) -> list[dict[str, str]]:
-    """Chat Completions events through the reference normalizer."""
-    normalizer, deltas = Normalizer(), []
-    for event in events:
-        if event.strip() == "[DONE]":
-            continue
-        for choice in json.loads(event).get("choices") or ():
-            delta = choice.get("delta") or {}
-            details = "".join(
-                d.get("text") or d.get("summary") or ""
-                for d in delta.get("reasoning_details") or ()
-            )
-            reasoning = delta.get("reasoning_content") or delta.get("reasoning") or details
-            content = delta.get("content")
-            if isinstance(content, list):  # Mistral's content chunks
-                reasoning += "".join(
-                    t["text"] for c in content if c["type"] == "thinking" for t in c["thinking"]
-                )
-                content = "".join(c["text"] for c in content if c["type"] == "text")
-            if "content" in delta or reasoning:
-                deltas.append(normalizer.feed({"content": content, "reasoning": reasoning}))
-    deltas.append(normalizer.finish())
-    return deltas
-
-
-def naive_events(pieces: Iterable[bytes]) -> Iterator[str]:
-    """What many hand-written clients do: decode each network read on its own and split it
-    into events, as if reads and events lined up."""
-    for piece in pieces:
-        for part in piece.decode("utf-8", errors="replace").split("\n\n"):
-            if part.startswith("data: "):
-                yield part[6:]
-
-
-def joined(deltas: Iterable[dict[str, str]]) -> dict[str, str]:
-    return {k: "".join(d[k] for d in deltas) for k in ("assistant", "thinking")}
 
 
 def base_url(server: ReplayServer, case_id: str) -> str:
@@ -253,58 +208,6 @@ def test_the_serve_command_and_a_client_in_another_language(tmp_path: Path):
         process.wait(timeout=10)
 
 
-# ------------------------------------------------------------------------ http-capable clients
-
-
-@implementation(name="chat-client", version="1.0", capabilities=["http"])
-def chat_client(call: HttpCall) -> list[dict[str, str]]:
-    """An httpx client for Chat Completions, with its own SSE parsing."""
-    if call.family != "openai-chat":
-        raise NotImplementedError(f"speaks openai-chat, not {call.family}")
-    with httpx.Client() as client, client.stream("POST", call.url, content=call.body) as response:
-        if call.stream:
-            return normalize_chat(sse_events(response.iter_bytes()))
-        message = json.loads(response.read())["choices"][0]["message"]
-        event = json.dumps({"choices": [{"delta": message}]})
-        return normalize_chat([event])
-
-
-@implementation(name="anthropic-urllib", capabilities=["http"])
-def anthropic_client(call: HttpCall) -> dict[str, str]:
-    """A standard-library client for Anthropic streams."""
-    if call.family != "anthropic" or not call.stream:
-        raise NotImplementedError("anthropic streams only")
-    request = urllib.request.Request(call.url, data=call.body, method="POST")
-    with urllib.request.urlopen(request) as response:
-        body = response.read()
-    normalizer, deltas = Normalizer(), []
-    for event in sse_events([body]):
-        delta = json.loads(event).get("delta") or {}
-        if delta.get("type") == "text_delta":
-            deltas.append(normalizer.feed({"content": delta["text"]}))
-        elif delta.get("type") == "thinking_delta":
-            deltas.append(normalizer.feed({"reasoning": delta["thinking"]}))
-    deltas.append(normalizer.finish())
-    return joined(deltas)
-
-
-@implementation(name="doubles-reasoning", capabilities=["http"])
-def doubling_client(call: HttpCall) -> dict[str, str]:
-    shown = joined(chat_client(call))
-    return {"assistant": shown["assistant"], "thinking": shown["thinking"] * 2}
-
-
-@implementation(name="wrong-path", capabilities=["http"])
-def wrong_path_client(call: HttpCall) -> dict[str, str]:
-    httpx.post(call.base_url + "/v1/elsewhere", content=call.body)
-    return {"assistant": "", "thinking": ""}
-
-
-@implementation(name="lazy", capabilities=["http"])
-def lazy_client(call: HttpCall) -> dict[str, str]:
-    return {"assistant": "", "thinking": ""}
-
-
 def replay(client) -> dict[str, tuple[Verdict, str]]:
     info = ImplementationInfo("x", "x", "1", "python", Options().to_json(), "python:x")
     run = replay_run(client, info, CASES)
@@ -353,7 +256,7 @@ def test_the_replay_command(tmp_path: Path):
         [
             "replay",
             "--impl",
-            "python:tests.test_cassettes_replay:chat_client",
+            "python:tests.fakes.http_clients:chat_client",
             "-k",
             "deepseek or groq",
             *only,
@@ -368,14 +271,14 @@ def test_the_replay_command(tmp_path: Path):
         [
             "replay",
             "--impl",
-            "python:tests.test_cassettes_replay:doubling_client",
+            "python:tests.fakes.http_clients:doubling_client",
             *only,
         ],
     )
     assert bad.exit_code == 1
     plain = runner.invoke(
         main,
-        ["replay", "--impl", "python:tests.broken_impls:NoCarry", *only],
+        ["replay", "--impl", "python:tests.fakes.broken_impls:NoCarry", *only],
     )
     assert plain.exit_code == 2 and "does not declare the http capability" in plain.stderr
     other = runner.invoke(main, ["replay", "--impl", "reference", *only])

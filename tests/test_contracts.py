@@ -43,13 +43,13 @@ def test_the_reference_passes_in_process_and_through_cmd(spec, contract):
 
 
 def test_broken_renderer_and_egress_are_flagged():
-    assert verdicts("python:tests.broken_impls:RenderDropsClose", "render")[Verdict.FAIL] > 0
-    egress = verdicts("python:tests.broken_impls:EgressSendsEmptyReasoning", "egress")
+    assert verdicts("python:tests.fakes.broken_impls:RenderDropsClose", "render")[Verdict.FAIL] > 0
+    egress = verdicts("python:tests.fakes.broken_impls:EgressSendsEmptyReasoning", "egress")
     assert egress[Verdict.FAIL] > 0
 
 
 def test_an_implementation_without_the_op_skips_its_cases():
-    counts = verdicts("python:tests.broken_impls:NoCarry", "render")
+    counts = verdicts("python:tests.fakes.broken_impls:NoCarry", "render")
     assert set(counts) == {Verdict.SKIP}
 
 
@@ -74,7 +74,7 @@ def test_selection_by_check_and_the_cli(tmp_path: Path):
         "--check",
         "egress",
         "--impl",
-        "python:tests.broken_impls:RenderDropsClose",
+        "python:tests.fakes.broken_impls:RenderDropsClose",
         "--report-dir",
         str(tmp_path),
     )
@@ -94,7 +94,7 @@ def test_dump_carries_contract_cases():
 
 
 def test_changing_the_stored_history_is_an_error():
-    counts = verdicts("python:tests.broken_impls:EgressMutatesHistory", "egress")
+    counts = verdicts("python:tests.fakes.broken_impls:EgressMutatesHistory", "egress")
     assert counts[Verdict.ERROR] > 0
 
 
@@ -121,11 +121,11 @@ def test_fuzzing_the_contracts(tmp_path: Path):
 
     assert fuzz("reference", "render", "ref-render")["verdict"] == "PASS"
     assert fuzz("reference", "egress", "ref-egress")["verdict"] == "PASS"
-    assert fuzz("python:tests.broken_impls:NoCarry", "render", "skip")["verdict"] == "SKIP"
-    found = fuzz("python:tests.broken_impls:RenderDropsClose", "render", "bad-render")
+    assert fuzz("python:tests.fakes.broken_impls:NoCarry", "render", "skip")["verdict"] == "SKIP"
+    found = fuzz("python:tests.fakes.broken_impls:RenderDropsClose", "render", "bad-render")
     assert found["verdict"] == "FAIL" and found["counterexample"]["contract"] == "render"
     case_file = Path(found["case_file"])
     checked = cli("check", "--cases", str(case_file.parent))
     assert checked.returncode == 0, checked.stdout + checked.stderr
-    bad = fuzz("python:tests.broken_impls:EgressSendsEmptyReasoning", "egress", "bad-egress")
+    bad = fuzz("python:tests.fakes.broken_impls:EgressSendsEmptyReasoning", "egress", "bad-egress")
     assert bad["verdict"] == "FAIL"

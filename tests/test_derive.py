@@ -153,7 +153,7 @@ def test_a_derived_id_selects_that_form_only():
     [("SeedAlsoStripsThink", "text"), ("StartMissesSplitClose", "start")],
 )
 def test_the_wrong_on_purpose_profiles_fail_run_and_fuzz(tmp_path, fake, family):
-    impl = f"python:tests.broken_impls:{fake}"
+    impl = f"python:tests.fakes.broken_impls:{fake}"
     ran = cli("run", "--impl", impl, "--report-dir", str(tmp_path / "run"))
     assert ran.returncode == 1, ran.stderr
     results = json.loads((tmp_path / "run" / "results.json").read_text())["implementations"][0]

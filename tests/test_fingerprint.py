@@ -60,7 +60,7 @@ def test_a_custom_grammar_is_recovered_as_the_list_of_pairs_it_recognises() -> N
 
 
 def test_duplicates_native_fingerprints_as_merge_although_it_declares_native_only() -> None:
-    result = probe("python:tests.broken_impls:DuplicatesNative")
+    result = probe("python:tests.fakes.broken_impls:DuplicatesNative")
     axis = result.axis("native_with_tags")
     assert (axis.value, axis.declared, axis.agrees) == ("merge", "native_only", False)
     assert all(p.matches == ("merge",) for p in axis.probes)
@@ -70,7 +70,7 @@ def test_duplicates_native_fingerprints_as_merge_although_it_declares_native_onl
 
 
 def test_ignores_case_fingerprints_as_tolerant_matching() -> None:
-    result = probe("python:tests.broken_impls:IgnoresCase")
+    result = probe("python:tests.fakes.broken_impls:IgnoresCase")
     axis = result.axis("matching")
     assert axis.value in ("tolerant", INCONSISTENT)
     assert axis.declared == "exact"
@@ -82,7 +82,7 @@ def test_ignores_case_fingerprints_as_tolerant_matching() -> None:
 def test_an_orphan_close_left_visible_is_a_bug_the_start_probes_outvote() -> None:
     # Two start probes agree with false, the orphan close with no value: the start is
     # placed (issue 11), the orphan close is for `conformance run` to report.
-    result = probe("python:tests.broken_impls:LeaksOrphanClose")
+    result = probe("python:tests.fakes.broken_impls:LeaksOrphanClose")
     axis = result.axis("start_in_reasoning")
     assert axis.value is False
     orphan = next(p for p in axis.probes if p.name == "orphan close")
@@ -95,7 +95,7 @@ def test_an_orphan_close_left_visible_is_a_bug_the_start_probes_outvote() -> Non
 
 
 def test_start_in_reasoning_is_placed_when_one_probe_shows_another_bug() -> None:
-    result = probe("python:tests.broken_impls:StartMissesSplitClose")
+    result = probe("python:tests.fakes.broken_impls:StartMissesSplitClose")
     assert result.axis("start_in_reasoning").value is True
     assert result.declared_options().get("start_in_reasoning") is True
 
@@ -108,7 +108,7 @@ def test_think_only_and_declared_custom_grammars_are_recovered() -> None:
     assert seed.axis("delimiters").value == (("<seed:think>", "</seed:think>"),)
     assert seed.consistent
     # Declares <seed:think> alone, strips <think> too: the pairs it recognises are found.
-    bad = probe("python:tests.broken_impls:SeedAlsoStripsThink")
+    bad = probe("python:tests.fakes.broken_impls:SeedAlsoStripsThink")
     assert bad.axis("delimiters").value == (
         ("<think>", "</think>"),
         ("<thinking>", "</thinking>"),
@@ -118,7 +118,7 @@ def test_think_only_and_declared_custom_grammars_are_recovered() -> None:
 
 
 def test_nothing_declared_is_not_called_a_broken_declaration() -> None:
-    text = render_fingerprint(probe("python:tests.broken_impls:DuplicatesNative"))
+    text = render_fingerprint(probe("python:tests.fakes.broken_impls:DuplicatesNative"))
     assert "does not do what it declares" not in text
     assert "declares no options beyond the defaults" in text
 
@@ -126,7 +126,7 @@ def test_nothing_declared_is_not_called_a_broken_declaration() -> None:
 def test_native_reasoning_lost_by_a_wrapper_is_inconsistent() -> None:
     # LeaksOrphanClose hides chunks before the first open from its inner normalizer, so it
     # forgets native reasoning that came first: native_only in one probe, merge in another.
-    axis = probe("python:tests.broken_impls:LeaksOrphanClose").axis("native_with_tags")
+    axis = probe("python:tests.fakes.broken_impls:LeaksOrphanClose").axis("native_with_tags")
     assert axis.value == INCONSISTENT
     assert {p.name: p.matches for p in axis.probes} == {
         "native with the open tag": ("native_only",),
@@ -137,7 +137,7 @@ def test_native_reasoning_lost_by_a_wrapper_is_inconsistent() -> None:
 
 def test_probes_are_streamed_one_delimiter_per_chunk() -> None:
     # A regex over each chunk never sees a whole block when the tags come as tokens.
-    result = probe("python:tests.broken_impls:PerChunkRegex")
+    result = probe("python:tests.fakes.broken_impls:PerChunkRegex")
     axis = result.axis("delimiters")
     assert axis.value == NONE
     first = axis.probes[0]
@@ -153,7 +153,7 @@ def test_probes_are_streamed_one_delimiter_per_chunk() -> None:
 
 
 def test_a_probe_the_implementation_fails_on_is_evidence_not_a_verdict() -> None:
-    result = probe("python:tests.broken_impls:Raises")
+    result = probe("python:tests.fakes.broken_impls:Raises")
     axis = result.axis("delimiters")
     # Without the <thinking> probe, think and think_only cannot be told apart.
     assert axis.value == UNDETERMINED
@@ -188,7 +188,11 @@ def test_fingerprint_command_on_the_reference_through_cmd() -> None:
 
 def test_fingerprint_command_json_and_exit_status() -> None:
     done = cli(
-        "fingerprint", "--impl", "python:tests.broken_impls:DuplicatesNative", "--format", "json"
+        "fingerprint",
+        "--impl",
+        "python:tests.fakes.broken_impls:DuplicatesNative",
+        "--format",
+        "json",
     )
     assert done.returncode == 1, done.stderr
     data = json.loads(done.stdout)

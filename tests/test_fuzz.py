@@ -21,7 +21,7 @@ from conformance.reference import join, normalize_stream
 from conformance.transport.impls import connect
 from conformance.transport.spec import parse_impl
 
-from .fuzz_targets import ALL
+from .fakes.fuzz_targets import ALL
 from .helpers import bundled_corpus, cli, conformance_process
 
 #: The default tier checks the corpus against one target; the slow tier against each.
@@ -76,14 +76,16 @@ def test_fuzzing_the_reference_finds_nothing(tmp_path: Path):
 @pytest.mark.parametrize("target", CORPUS_TARGETS)
 def test_the_corpus_does_not_catch_the_fuzz_targets(target):
     cases = bundled_corpus().cases
-    run = run_implementation(connect(parse_impl(f"python:tests.fuzz_targets:{target}")), cases)
+    run = run_implementation(
+        connect(parse_impl(f"python:tests.fakes.fuzz_targets:{target}")), cases
+    )
     assert [r for r in run.results if not r.verdict.ok] == []
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("target", ALL)
 def test_the_fuzzer_finds_shrinks_and_writes_each_bug(target, tmp_path: Path):
-    impl = f"python:tests.fuzz_targets:{target}"
+    impl = f"python:tests.fakes.fuzz_targets:{target}"
     reports = tmp_path / "reports"
     # A process of its own: what Hypothesis draws and shrinks to must depend on the seed
     # alone, not on what else a test worker has imported or run before.
@@ -131,7 +133,7 @@ def test_a_seed_replays_exactly(tmp_path: Path):
         cli(
             "fuzz",
             "--impl",
-            "python:tests.fuzz_targets:ThreePieces",
+            "python:tests.fakes.fuzz_targets:ThreePieces",
             "--seed",
             "11",
             "--database",
@@ -158,7 +160,7 @@ def test_the_database_replays_known_failures_first(tmp_path: Path):
         cli(
             "fuzz",
             "--impl",
-            "python:tests.fuzz_targets:NearMissClose",
+            "python:tests.fakes.fuzz_targets:NearMissClose",
             "--seed",
             seed,
             "--database",
@@ -200,7 +202,7 @@ def test_a_time_budget_runs_until_it_is_spent(tmp_path: Path):
 def test_whitespace_only_differences_are_non_strict():
     from conformance.fuzz.properties import Target, run_property
 
-    connection = connect(parse_impl("python:tests.broken_impls:TrimsWhitespace"))
+    connection = connect(parse_impl("python:tests.fakes.broken_impls:TrimsWhitespace"))
     result = run_property(
         "differential", Target(connection, Options()), max_examples=300, seed=1, database=None
     )

@@ -23,7 +23,7 @@ from conformance.model.results import Verdict
 from conformance.reports import load_results
 
 ROOT = Path(__file__).resolve().parent.parent
-BUGGY = "python:tests.fuzz_targets:FlushDuplicates"
+BUGGY = "python:tests.fakes.fuzz_targets:FlushDuplicates"
 
 
 def fuzz(*args: str) -> tuple[int, str]:

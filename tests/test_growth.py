@@ -1,7 +1,7 @@
 """The growth check (SPEC.md 14): superlinear implementations are flagged in every run, linear
 ones are not, and the measurement stays within its budget.
 
-The implementations timed here have known cost curves (tests/growth_impls.py): the quadratic
+The implementations timed here have known cost curves (tests/fakes/growth_impls.py): the quadratic
 one re-scans everything received at each chunk and measures 1.7 to 1.9, the linear ones 0.85
 to 1.05, against a limit of 1.3. In process the clock is CPU time, so load from other
 processes does not move the figures; through `cmd:` it is wall-clock time, with medians over
@@ -36,14 +36,14 @@ from conformance.transport.impls import connect
 from conformance.transport.spec import parse_impl
 
 ROOT = Path(__file__).resolve().parent.parent
-QUADRATIC = "python:tests.growth_impls:RescansEverything"
-LINEAR = "python:tests.growth_impls:KeepsEverything"
+QUADRATIC = "python:tests.fakes.growth_impls:RescansEverything"
+LINEAR = "python:tests.fakes.growth_impls:KeepsEverything"
 #: One case keeps a run short; the growth check comes with any normalizer case.
 ONE_CASE = ("--id", "DNTX")
 
 
 def cmd(name: str) -> str:
-    return f"cmd:{sys.executable} {ROOT / 'tests' / 'growth_impls.py'} {name}"
+    return f"cmd:{sys.executable} {ROOT / 'tests' / 'fakes' / 'growth_impls.py'} {name}"
 
 
 def measured(spec: str) -> CaseResult:

@@ -29,10 +29,10 @@ from conformance.tools.matrix import (
 ROOT = Path(__file__).parent.parent
 NO_FLUSH = Adapter(
     "no-flush",
-    "python:tests.broken_impls:NoFlush",
+    "python:tests.fakes.broken_impls:NoFlush",
     "a normalizer that never flushes",
     "nothing to install",
-    module="tests.broken_impls",
+    module="tests.fakes.broken_impls",
 )
 RULE = {
     "id": "no-flush.never",

@@ -39,7 +39,7 @@ def test_the_reference_passes_as_parametrized_tests(run):
 def test_a_broken_implementation_fails_with_a_readable_diff(run):
     result = run(
         "--conformance-impl",
-        "python:tests.broken_impls:NoFlush",
+        "python:tests.fakes.broken_impls:NoFlush",
         "-k",
         "FLUSH or flush",
         "-x",
@@ -96,7 +96,7 @@ def test_expected_failures_and_reports(run, pytester: pytest.Pytester):
     reports = pytester.path / "reports"
     result = run(
         "--conformance-impl",
-        "bug=python:tests.broken_impls:NoFlush",
+        "bug=python:tests.fakes.broken_impls:NoFlush",
         "-k",
         "CHSZ",
         f"--conformance-expectations={expectations}",
@@ -135,7 +135,7 @@ def test_fuzzing_through_pytest(run, pytester: pytest.Pytester):
     reports = pytester.path / "reports"
     result = run(
         "--conformance-impl",
-        "bug=python:tests.fuzz_targets:NativeFlushesCarry",
+        "bug=python:tests.fakes.fuzz_targets:NativeFlushesCarry",
         "--conformance-fuzz",
         "-m",
         "conformance_fuzz",
@@ -151,7 +151,7 @@ def test_fuzzing_through_pytest(run, pytester: pytest.Pytester):
     replays = [line for line in result.stdout.lines if line.startswith("replay: ")]
     assert replays and all("=..." not in line for line in replays)
     assert all(
-        "--impl bug=python:tests.fuzz_targets:NativeFlushesCarry" in line
+        "--impl bug=python:tests.fakes.fuzz_targets:NativeFlushesCarry" in line
         and "--max-examples 300" in line
         for line in replays
     )
@@ -219,7 +219,7 @@ def test_an_expectation_file_is_read_once_per_session(run, pytester: pytest.Pyte
     )
     result = run(
         "--conformance-impl",
-        "bug=python:tests.broken_impls:NoFlush",
+        "bug=python:tests.fakes.broken_impls:NoFlush",
         "-k",
         "CHSZ or FLUSH",
         f"--conformance-expectations={expectations}",

@@ -27,7 +27,7 @@ def run() -> Run:
     """A small run that fails: a normalizer applying its regex per chunk, on two cases,
     at a fixed time so that the text depends on the implementation and the code alone."""
     cases = [case for case in bundled_corpus().cases if case.id in ("A3M8", "DNTX")]
-    impl = connect(parse_impl("python:tests.broken_impls:PerChunkRegex"))
+    impl = connect(parse_impl("python:tests.fakes.broken_impls:PerChunkRegex"))
     results = run_implementation(impl, cases, checks=["whole", "stream", "chars"])
     done = new_run([results], {}, started=datetime(2026, 1, 1, tzinfo=UTC))
     done.duration = 0.0

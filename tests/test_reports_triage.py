@@ -28,7 +28,7 @@ GITHUB_LIMIT = 65_536
 def broken_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Run, Path]:
     """A real run of a badly broken normalizer (a per-chunk regex) over the whole corpus."""
     reports = tmp_path_factory.mktemp("reports")
-    impl = "python:tests.broken_impls:PerChunkRegex"
+    impl = "python:tests.fakes.broken_impls:PerChunkRegex"
     done = subprocess.run(
         [sys.executable, "-m", "conformance", "run", "--impl", impl, "--report-dir", str(reports)],
         cwd=ROOT,

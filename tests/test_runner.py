@@ -68,7 +68,7 @@ def test_the_reference_passes_under_every_profile(options):
 
 def bug(name: str, checks: Sequence[str] | None = None) -> ImplementationRun:
     """A broken normalizer's run; only the `checks` a test looks at, when it names them."""
-    return run(f"python:tests.broken_impls:{name}", **({"checks": checks} if checks else {}))
+    return run(f"python:tests.fakes.broken_impls:{name}", **({"checks": checks} if checks else {}))
 
 
 def test_no_carry_fails_split_delimiters_only_when_streamed():
@@ -195,7 +195,9 @@ def test_expected_failures_become_xfail_and_unexpected_passes_xpass(tmp_path: Pa
 
 
 def bug_with(path: Path) -> ImplementationRun:
-    return run("python:tests.broken_impls:NoFlush", expected_failures=load_expected_failures(path))
+    return run(
+        "python:tests.fakes.broken_impls:NoFlush", expected_failures=load_expected_failures(path)
+    )
 
 
 def test_a_bad_expectation_file_names_the_problem(tmp_path: Path):
@@ -219,7 +221,7 @@ def test_conformance_run_writes_reports_and_sets_the_exit_status(tmp_path: Path)
         "--impl",
         "ref=reference",
         "--impl",
-        "python:tests.broken_impls:NoCarry",
+        "python:tests.fakes.broken_impls:NoCarry",
         "--report-dir",
         str(tmp_path / "bad"),
         "--taxonomy",

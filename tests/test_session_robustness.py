@@ -273,7 +273,7 @@ def test_a_huge_reply_gives_small_reports(tmp_path: Path) -> None:
     done = cli(
         "run",
         "--impl",
-        "python:tests.broken_impls:HugeReply",
+        "python:tests.fakes.broken_impls:HugeReply",
         "--id",
         "DNTX",
         "--check",
@@ -370,7 +370,7 @@ def test_found_case_files_stay_in_the_report_directory(tmp_path: Path, label: st
     done = cli(
         "fuzz",
         "--impl",
-        f"{label}=python:tests.broken_impls:NoCarry",
+        f"{label}=python:tests.fakes.broken_impls:NoCarry",
         "--property",
         "differential",
         "--max-examples",

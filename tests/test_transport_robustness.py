@@ -1,5 +1,5 @@
 """Implementations that attack the harness (issues 12 and 13): each defect found, reproduced
-against tests/hostile_impls.py or the scriptable fake (tests/fakes/fake_impl.py)."""
+against tests/fakes/hostile_impls.py or the scriptable fake (tests/fakes/fake_impl.py)."""
 
 from __future__ import annotations
 
@@ -24,7 +24,7 @@ from .helpers import cli, conformance_process
 
 ROOT = Path(__file__).resolve().parent.parent
 FAKE = ROOT / "tests" / "fakes" / "fake_impl.py"
-HOSTILE = "tests.hostile_impls"
+HOSTILE = "tests.fakes.hostile_impls"
 
 
 def stream(*contents: str) -> StreamRequest:
@@ -116,10 +116,10 @@ def test_isolation_turns_a_segfault_into_an_error() -> None:
 
 
 def test_isolation_declares_what_the_factory_declares() -> None:
-    connection = connect(parse_impl("iso=python-isolated:tests.broken_impls:NoFlush"))
+    connection = connect(parse_impl("iso=python-isolated:tests.fakes.broken_impls:NoFlush"))
     try:
         assert connection.info.label == "iso"
-        assert connection.info.spec == "python-isolated:tests.broken_impls:NoFlush"
+        assert connection.info.spec == "python-isolated:tests.fakes.broken_impls:NoFlush"
     finally:
         connection.close()
 

@@ -27,7 +27,7 @@ from conformance.transport.spec import ImplementationSpec
 
 DEFAULT_EXAMPLES = 500
 DEFAULT_DATABASE = ".hypothesis/conformance"
-#: How the subprocess transport words a connection it stopped restarting (transport/subprocess).
+#: How the subprocess transport words a connection it stopped restarting (transport/subprocess.py).
 GAVE_UP = "gave up after"
 
 

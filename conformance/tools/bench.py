@@ -1,6 +1,6 @@
 """`conformance bench`: the speed of implementations, side by side, on the same inputs.
 
-Every implementation gets the same realistic document (conformance/_document.py) and:
+Every implementation gets the same realistic document (conformance/model/document.py) and:
 
 - **throughput** in 1-character, token-sized (4-character) and 4 KB chunks: MB/s, chunks per
   second and time per chunk, the best of a few runs;

@@ -5,6 +5,6 @@ except that it hangs on every chunk that is exactly `<`: issue 12's 90-second ta
 """
 
 from conformance.server import serve
-from tests.hostile_impls import HangsOnLessThan
+from tests.fakes.hostile_impls import HangsOnLessThan
 
 serve(HangsOnLessThan, implementation={"name": "hangs-on-lt", "version": "1", "language": "python"})

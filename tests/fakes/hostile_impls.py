@@ -3,7 +3,7 @@ raise what `except Exception` does not catch, hang, crash the interpreter, or re
 strings that misbehave. Each does so only on content containing a trigger word, so that the
 same run shows the other requests judged normally.
 
-    conformance run --impl python:tests.hostile_impls:ExitsOnExit
+    conformance run --impl python:tests.fakes.hostile_impls:ExitsOnExit
 """
 
 from __future__ import annotations

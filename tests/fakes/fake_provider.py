@@ -1,6 +1,6 @@
 """A fake model provider on 127.0.0.1 that speaks every wire family, for recording tests.
 
-    python tests/fake_provider.py [--port N]     # prints its base URL, serves until killed
+    python tests/fakes/fake_provider.py [--port N]     # prints its base URL, serves until killed
 
 Routes, as the real providers have them:
 

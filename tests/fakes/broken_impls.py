@@ -1,6 +1,6 @@
 """Normalizers that are wrong on purpose, one classic bug each, as `python:` implementations.
 
-The harness must flag every one of them with the right verdict; see test_broken_impls.py.
+The harness must flag every one of them with the right verdict; see test_runner.py.
 """
 
 from __future__ import annotations
@@ -58,6 +58,24 @@ class NoFlush(Normalizer):
     def finish(self) -> dict[str, str]:  # type: ignore[override]
         super().finish()
         return {"assistant": "", "thinking": ""}
+
+
+@implementation(name="delayed-by-one-chunk")
+class DelayedByOneChunk:
+    """The reference's output, each chunk's delta released one chunk late: right text, held
+    back longer than any possible delimiter needs."""
+
+    def __init__(self) -> None:
+        self.inner = Normalizer()
+        self.last: dict[str, str] = {"assistant": "", "thinking": ""}
+
+    def feed(self, chunk: Mapping[str, Any]) -> dict[str, str]:
+        self.last, previous = dict(self.inner.feed(chunk)), self.last
+        return previous
+
+    def finish(self) -> dict[str, str]:
+        end = self.inner.finish()
+        return {key: self.last[key] + end[key] for key in end}
 
 
 @implementation(name="leaks-orphan-close")

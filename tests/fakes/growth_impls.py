@@ -1,7 +1,7 @@
 """Normalizers with correct output and a known cost curve, for the growth check (SPEC.md 14):
 one whose work per chunk grows with the stream so far, and linear ones.
 
-Usable as `python:tests.growth_impls:NAME` and, through `conformance.server`, as `cmd:`.
+Usable as `python:tests.fakes.growth_impls:NAME` and, through `conformance.server`, as `cmd:`.
 """
 
 from __future__ import annotations
@@ -51,7 +51,7 @@ class KeepsEverything(Normalizer):
         return super().finish()
 
 
-if __name__ == "__main__":  # `cmd:python tests/growth_impls.py RescansEverything`
+if __name__ == "__main__":  # `cmd:python tests/fakes/growth_impls.py RescansEverything`
     import sys
 
     from conformance.server import serve

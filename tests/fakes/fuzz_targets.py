@@ -139,7 +139,7 @@ class ByteOffsets(Normalizer):
         return delta
 
 
-#: Every normalizer here, by attribute name (the `python:tests.fuzz_targets:NAME` spec).
+#: Every normalizer here, by attribute name (the `python:tests.fakes.fuzz_targets:NAME` spec).
 ALL = (
     "EmptyChunkClearsCarry",
     "ThreePieces",
