@@ -39,7 +39,7 @@ from conformance.engine.runner import run_implementation
 from conformance.fuzz.properties import run_property
 from conformance.fuzz.target import Target
 from conformance.interface import implementation
-from conformance.model.cases import CaseFileError, CaseIdentity, ContractCase
+from conformance.model.cases import CaseFileProblem, CaseIdentity, ContractCase
 from conformance.model.chunks import Chunk
 from conformance.model.judge import graded
 from conformance.model.options import Options
@@ -152,13 +152,13 @@ class LeakContract:
     def judge(self, plan: CheckPlan, judging: Judging) -> LeakJudge:
         return LeakJudge(plan, judging.options)
 
-    def check_case(self, case: CaseIdentity, *, suggest: bool) -> Iterator[CaseFileError]:
+    def check_case(self, case: CaseIdentity, *, suggest: bool) -> Iterator[CaseFileProblem]:
         assert isinstance(case, ContractCase)
         options = Options()
         text = filled(case.input["text"], options)
         got = join(normalize_stream([{"content": text}], options))["assistant"]
         if got != case.expected["assistant"]:
-            yield CaseFileError(case.file, case.line, f"{case.id}: the reference gives {got!r}")
+            yield CaseFileProblem(case.file, case.line, f"{case.id}: the reference gives {got!r}")
 
     def fuzz_inputs(self, options: Options) -> st.SearchStrategy[Any]:
         pieces = st.sampled_from(["a", "b", " ", "{open}", "{close}"])
@@ -314,7 +314,7 @@ def test_two_bugs_in_one_implementation_show_under_their_profiles(leak: Path) ->
 
 def test_the_corpus_checker_asks_the_contract(leak: Path, tmp_path: Path) -> None:
     taxonomy = load_taxonomy(bundled_cases_dir())
-    assert not isinstance(taxonomy, CaseFileError)
+    assert not isinstance(taxonomy, CaseFileProblem)
     corpus = load_corpus([leak])
     assert check_corpus(corpus, taxonomy, set(), coverage=False) == []
     wrong = replace(corpus.cases[0], expected={"assistant": "abc"})

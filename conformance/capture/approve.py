@@ -34,7 +34,7 @@ from conformance.corpus.casegen import (
 from conformance.corpus.cases import bundled_cases_dir, load_corpus, load_file
 from conformance.corpus.check import check_corpus, load_retired, load_taxonomy
 from conformance.errors import UsageError
-from conformance.model.cases import Case, CaseFileError, Corpus
+from conformance.model.cases import Case, CaseFileProblem, Corpus
 
 #: Case IDs written here start with a digit, so they never collide with hand-written ones.
 ID_FIRST = "23456789"
@@ -137,7 +137,7 @@ def _accept(cassette: Path, cases_dir: Path) -> tuple[Case, Path]:
     # A cases directory of one's own may have no taxonomy of its own: the corpus's applies.
     own = cases_dir / "taxonomy.yaml"
     taxonomy = load_taxonomy(cases_dir if own.exists() else bundled_cases_dir())
-    if isinstance(taxonomy, CaseFileError):
+    if isinstance(taxonomy, CaseFileProblem):
         raise ApproveError(str(taxonomy))
     reviewed = dataclasses.replace(case, pending=False)
     others = [c for c in load_corpus([cases_dir]).cases if c.file != path]

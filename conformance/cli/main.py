@@ -32,7 +32,7 @@ from conformance.corpus.check import check_corpus, load_retired, load_taxonomy
 from conformance.corpus.dump import dump_corpus
 from conformance.corpus.select import Selection
 from conformance.corpus.taxonomy_table import render_taxonomy, replace_between_markers
-from conformance.model.cases import CaseFileError
+from conformance.model.cases import CaseFileProblem
 from conformance.model.grammar import C_SCAN
 from conformance.session.orchestrator import EXIT_FAILED, EXIT_OK, EXIT_USAGE
 
@@ -271,7 +271,7 @@ def check(case_dirs: tuple[Path, ...], suggest: bool) -> None:
     corpus = load_corpus(dirs)
     taxonomy_dir = next((d for d in dirs if (d / "taxonomy.yaml").exists()), bundled_cases_dir())
     taxonomy = load_taxonomy(taxonomy_dir)
-    if isinstance(taxonomy, CaseFileError):
+    if isinstance(taxonomy, CaseFileProblem):
         click.echo(str(taxonomy), err=True)
         sys.exit(EXIT_USAGE)
     retired = set().union(*(load_retired(d) for d in {*dirs, taxonomy_dir} if d.is_dir()))
@@ -339,7 +339,7 @@ def taxonomy(case_dirs: tuple[Path, ...], target: Path | None, check_file: Path 
     """The taxonomy with the cases covering each entry, as Markdown."""
     dirs = case_dirs or (bundled_cases_dir(),)
     loaded = load_taxonomy(dirs[0] if dirs[0].is_dir() else bundled_cases_dir())
-    if isinstance(loaded, CaseFileError):
+    if isinstance(loaded, CaseFileProblem):
         click.echo(str(loaded), err=True)
         sys.exit(EXIT_USAGE)
     table = render_taxonomy(loaded, load_corpus(dirs).cases)

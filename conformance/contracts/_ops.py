@@ -13,7 +13,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from conformance.contracts._fuzzing import Counterexample, PropertyFailure
-from conformance.model.cases import CaseFileError, CaseIdentity, ContractCase
+from conformance.model.cases import CaseFileProblem, CaseIdentity, ContractCase
 from conformance.model.judge import graded
 from conformance.model.options import Options
 from conformance.model.plans import CheckPlan, Judge, Judging, case_result
@@ -102,7 +102,7 @@ class OpEntry:
     def judge(self, plan: CheckPlan, judging: Judging) -> Judge:
         return OpJudge(plan, self.module)
 
-    def check_case(self, case: CaseIdentity, *, suggest: bool) -> Iterator[CaseFileError]:
+    def check_case(self, case: CaseIdentity, *, suggest: bool) -> Iterator[CaseFileProblem]:
         """The case must pass its checks against the contract's reference."""
         assert isinstance(case, ContractCase)
         module = self.module
@@ -113,7 +113,7 @@ class OpEntry:
             replies = [module.reference(payload) for payload in payloads]
             verdict, reason, _ = module.judge(case.input, case.expected, check, replies)
             if verdict != Verdict.PASS:
-                yield CaseFileError(
+                yield CaseFileProblem(
                     case.file,
                     case.line,
                     f"{case.id}: the {case.contract} reference fails check {check}: {reason}",

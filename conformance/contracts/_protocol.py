@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
-from conformance.model.cases import CaseFileError, CaseIdentity
+from conformance.model.cases import CaseFileProblem, CaseIdentity
 from conformance.model.options import Options
 from conformance.model.plans import CheckPlan, Judge, Judging
 from conformance.model.results import Verdict
@@ -58,7 +58,7 @@ class Contract(Protocol):
         """A judge of one plan's replies, fed as they arrive."""
         ...
 
-    def check_case(self, case: CaseIdentity, *, suggest: bool) -> Iterator[CaseFileError]:
+    def check_case(self, case: CaseIdentity, *, suggest: bool) -> Iterator[CaseFileProblem]:
         """What `conformance check` finds wrong with a case (against the reference);
         `suggest`: add the fix to messages where one can be written out."""
         ...

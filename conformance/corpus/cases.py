@@ -27,7 +27,7 @@ from conformance.corpus.textchecks import (
 from conformance.model.cases import (
     NORMALIZER,
     Case,
-    CaseFileError,
+    CaseFileProblem,
     CaseIdentity,
     CassetteRef,
     ContractCase,
@@ -78,7 +78,7 @@ def load_corpus(paths: Iterable[Path]) -> Corpus:
     """Load every case file under `paths`; problems are collected, never raised."""
     files = case_files(paths)
     cases: list[CaseIdentity] = []
-    errors: list[CaseFileError] = []
+    errors: list[CaseFileProblem] = []
     parsed = filecache.ParsedFiles(filecache.loader_salt(_schemas())) if files else None
     for path in files:
         file_cases, file_errors = load_file(path, parsed)
@@ -106,13 +106,13 @@ def _keyed_contracts() -> list[Contract]:
 
 def load_file(
     path: Path, parsed: filecache.ParsedFiles | None = None
-) -> tuple[list[CaseIdentity], list[CaseFileError]]:
+) -> tuple[list[CaseIdentity], list[CaseFileProblem]]:
     """The cases of one file and its problems. With `parsed`, a file whose exact text
     loaded without problems before is built from what was remembered of it."""
     try:
         text = path.read_text("utf-8")
     except (OSError, UnicodeDecodeError) as error:
-        return [], [CaseFileError(path, 0, f"cannot read the file: {error}")]
+        return [], [CaseFileProblem(path, 0, f"cannot read the file: {error}")]
     known = parsed.get(text) if parsed is not None else None
     if known is not None:
         data, remembered = known
@@ -143,12 +143,12 @@ def _remembered(lines: list[Any], at: tuple[Any, ...]) -> int:
     return lines[1][at[1]] if at[0] == "variants" else lines[2]
 
 
-Parsed = tuple[list[CaseIdentity], list[CaseFileError], Any, Callable[..., int] | None]
+Parsed = tuple[list[CaseIdentity], list[CaseFileProblem], Any, Callable[..., int] | None]
 
 
 def _parse(path: Path, text: str) -> Parsed:
     """Cases, problems, the file's data and a function giving the line of a case's key."""
-    errors = [CaseFileError(path, line, message) for line, message in invisible_characters(text)]
+    errors = [CaseFileProblem(path, line, message) for line, message in invisible_characters(text)]
     try:
         loader = _Loader(text)
         try:
@@ -162,15 +162,15 @@ def _parse(path: Path, text: str) -> Parsed:
         mark = getattr(error, "problem_mark", None)
         line = mark.line + 1 if mark is not None else 0
         problem = getattr(error, "problem", None) or str(error)
-        errors.append(CaseFileError(path, line, f"malformed YAML: {problem}; fix the syntax"))
+        errors.append(CaseFileProblem(path, line, f"malformed YAML: {problem}; fix the syntax"))
         return [], errors, None, None
     except RecursionError:
-        errors.append(CaseFileError(path, 0, f"nested deeper than {MAX_DEPTH} levels"))
+        errors.append(CaseFileProblem(path, 0, f"nested deeper than {MAX_DEPTH} levels"))
         return [], errors, None, None
     if node is None:
         empty = "the file is empty; a case file needs `category:` and `cases:`"
-        return [], [*errors, CaseFileError(path, 1, empty)], None, None
-    errors += [CaseFileError(path, line, message) for line, message, _ in shape]
+        return [], [*errors, CaseFileProblem(path, 1, empty)], None, None
+    errors += [CaseFileProblem(path, line, message) for line, message, _ in shape]
     if fatal:
         return [], errors, None, None
     line_at = functools.partial(_line_in_case, node)
@@ -179,7 +179,9 @@ def _parse(path: Path, text: str) -> Parsed:
         return _checked_contract_cases(data, node, path, text, errors), errors, data, line_at
     schema_errors = validation.schema_errors(schema("case-file.schema.json"), data, text)
     for invalid in schema_errors:
-        errors.append(CaseFileError(path, line_of(node, invalid.absolute_path), describe(invalid)))
+        errors.append(
+            CaseFileProblem(path, line_of(node, invalid.absolute_path), describe(invalid))
+        )
     bad = {tuple(e.absolute_path)[:2] for e in schema_errors}
     if any(len(p) < 2 for p in bad):
         return [], errors, data, line_at
@@ -190,7 +192,7 @@ def _parse(path: Path, text: str) -> Parsed:
 
 def _cases(
     data: Mapping[str, Any], path: Path, bad: set[Any], line_at: Callable[..., int]
-) -> tuple[list[CaseIdentity], list[CaseFileError]]:
+) -> tuple[list[CaseIdentity], list[CaseFileProblem]]:
     """The cases of a normalizer case file's data but those at `bad` paths;
     `line_at(index, *keys)` is the line of a case or of a key in it."""
     cases: list[CaseIdentity] = []
@@ -200,7 +202,7 @@ def _cases(
             continue
         at_case = functools.partial(line_at, index)
         chunks = _chunks(raw, path, at_case)
-        if isinstance(chunks, CaseFileError):
+        if isinstance(chunks, CaseFileProblem):
             errors.append(chunks)
             continue
         cases.append(_case(raw, data["category"], path, at_case, *chunks))
@@ -208,7 +210,7 @@ def _cases(
 
 
 def _checked_contract_cases(
-    data: Mapping[str, Any], node: yaml.Node, path: Path, text: str, errors: list[CaseFileError]
+    data: Mapping[str, Any], node: yaml.Node, path: Path, text: str, errors: list[CaseFileProblem]
 ) -> list[CaseIdentity]:
     """The cases of a file of another contract, validated by that contract's schema; its
     problems are added to `errors`."""
@@ -217,7 +219,7 @@ def _checked_contract_cases(
     known = list(keyed)
     if name not in known:
         errors.append(
-            CaseFileError(
+            CaseFileProblem(
                 path,
                 line_of(node, ["contract"]),
                 f"unknown contract {name!r}; the contracts are {', '.join(known)} "
@@ -230,7 +232,7 @@ def _checked_contract_cases(
         schema(own) if isinstance(own, str) else own, data, text
     )
     for error in schema_errors:
-        errors.append(CaseFileError(path, line_of(node, error.absolute_path), describe(error)))
+        errors.append(CaseFileProblem(path, line_of(node, error.absolute_path), describe(error)))
     bad = {tuple(e.absolute_path)[:2] for e in schema_errors}
     if any(len(p) < 2 for p in bad):
         return []
@@ -266,7 +268,7 @@ def _contract_cases(
 
 def _chunks(
     raw: Mapping[str, Any], path: Path, line_at: Callable[..., int]
-) -> tuple[tuple[Chunk, ...], CassetteRef | None] | CaseFileError:
+) -> tuple[tuple[Chunk, ...], CassetteRef | None] | CaseFileProblem:
     """The case's inline chunks, or those decoded from its cassette."""
     if "cassette" not in raw:
         return tuple(_chunk(c) for c in raw["chunks"]), None
@@ -282,7 +284,7 @@ def _chunks(
         chunks = filecache.cassette_chunks(ref.path, ref.interaction, ref.family, chunks_for_case)
         return chunks, ref
     except CassetteError as error:
-        return CaseFileError(path, line_at("cassette"), f"{raw['id']}: {error}")
+        return CaseFileProblem(path, line_at("cassette"), f"{raw['id']}: {error}")
 
 
 def _case(

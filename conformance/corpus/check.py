@@ -14,7 +14,7 @@ from pathlib import Path
 import yaml
 
 from conformance.contracts import contract_of
-from conformance.model.cases import CaseFileError, CaseIdentity, Corpus
+from conformance.model.cases import CaseFileProblem, CaseIdentity, Corpus
 
 
 @dataclass(frozen=True, slots=True)
@@ -23,14 +23,14 @@ class Taxonomy:
     file: Path | None
 
 
-def load_taxonomy(directory: Path) -> Taxonomy | CaseFileError:
+def load_taxonomy(directory: Path) -> Taxonomy | CaseFileProblem:
     path = directory / "taxonomy.yaml"
     try:
         data = yaml.safe_load(path.read_text("utf-8"))
     except (OSError, yaml.YAMLError) as error:
-        return CaseFileError(path, 0, f"cannot load the taxonomy: {error}")
+        return CaseFileProblem(path, 0, f"cannot load the taxonomy: {error}")
     if not isinstance(data, dict) or not isinstance(data.get("entries"), dict):
-        return CaseFileError(
+        return CaseFileProblem(
             path, 1, "the taxonomy needs a mapping `entries:` of ID -> {section, title}"
         )
     return Taxonomy(data["entries"], path)
@@ -51,7 +51,7 @@ def check_corpus(
     *,
     suggest: bool = False,
     coverage: bool = True,
-) -> list[CaseFileError]:
+) -> list[CaseFileProblem]:
     """Every problem found, in file order. The corpus is good when the list is empty.
 
     `coverage`: also require a case for every taxonomy entry (for the taxonomy's own corpus,
@@ -65,22 +65,22 @@ def check_corpus(
     return sorted(problems, key=lambda p: (str(p.file), p.line))
 
 
-def _cassette_secrets(corpus: Corpus) -> Iterator[CaseFileError]:
+def _cassette_secrets(corpus: Corpus) -> Iterator[CaseFileProblem]:
     """A credential in any cassette of the corpus (docs/cassettes.md, scrubbing)."""
     from conformance.cassettes._secrets import corpus_cassettes, problems
 
     used = [case.cassette.path for case in corpus.cases if case.cassette is not None]
     for path in corpus_cassettes(corpus.files, used):
         for line, message in problems(path):
-            yield CaseFileError(path, line, message)
+            yield CaseFileProblem(path, line, message)
 
 
-def _identities(cases: Iterable[CaseIdentity], retired: set[str]) -> Iterator[CaseFileError]:
+def _identities(cases: Iterable[CaseIdentity], retired: set[str]) -> Iterator[CaseFileProblem]:
     first_id: dict[str, CaseIdentity] = {}
     first_slug: dict[str, CaseIdentity] = {}
     for case in cases:
         if case.id in retired:
-            yield CaseFileError(
+            yield CaseFileProblem(
                 case.file,
                 case.line,
                 f"case ID {case.id} is retired "
@@ -88,7 +88,7 @@ def _identities(cases: Iterable[CaseIdentity], retired: set[str]) -> Iterator[Ca
             )
         for seen, key, what in ((first_id, case.id, "ID"), (first_slug, case.slug, "slug")):
             if key in seen:
-                yield CaseFileError(
+                yield CaseFileProblem(
                     case.file,
                     case.line,
                     f"duplicate case {what} {key!r}, first used at {seen[key].where}",
@@ -99,12 +99,12 @@ def _identities(cases: Iterable[CaseIdentity], retired: set[str]) -> Iterator[Ca
 
 def _taxonomy(
     cases: Iterable[CaseIdentity], taxonomy: Taxonomy, *, coverage: bool
-) -> Iterator[CaseFileError]:
+) -> Iterator[CaseFileProblem]:
     covered: set[str] = set()
     for case in cases:
         covered.add(case.taxonomy)
         if case.taxonomy not in taxonomy.entries:
-            yield CaseFileError(
+            yield CaseFileProblem(
                 case.file,
                 case.line,
                 f"unknown taxonomy entry {case.taxonomy!r}; the entries are in {taxonomy.file}",
@@ -115,7 +115,7 @@ def _taxonomy(
             line = next(
                 (n for n, text in enumerate(lines, 1) if text.strip().startswith(f"{entry}:")), 0
             )
-            yield CaseFileError(
+            yield CaseFileProblem(
                 taxonomy.file,
                 line,
                 f"taxonomy entry {entry} has no case: "

@@ -240,8 +240,9 @@ class ContractCase(CaseIdentity):
 
 
 @dataclass(frozen=True, slots=True)
-class CaseFileError:
-    """A problem in a case file, at a line (1-based; 0 when the file as a whole)."""
+class CaseFileProblem:
+    """A problem in a case file, at a line (1-based; 0 when the file as a whole): a record
+    collected while loading and checking, never raised; the command that meets one exits 2."""
 
     file: Path
     line: int
@@ -254,5 +255,5 @@ class CaseFileError:
 @dataclass(frozen=True, slots=True)
 class Corpus:
     cases: tuple[CaseIdentity, ...]
-    errors: tuple[CaseFileError, ...]
+    errors: tuple[CaseFileProblem, ...]
     files: tuple[Path, ...]

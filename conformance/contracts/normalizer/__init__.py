@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
-from conformance.model.cases import NORMALIZER, Case, CaseFileError, CaseIdentity
+from conformance.model.cases import NORMALIZER, Case, CaseFileProblem, CaseIdentity
 from conformance.model.options import Options
 from conformance.model.plans import CheckPlan, Judge, Judging
 
@@ -78,7 +78,7 @@ def judge(plan: CheckPlan, judging: Judging) -> Judge:
     return NormalizerJudge(plan, judging)
 
 
-def check_case(case: CaseIdentity, *, suggest: bool) -> Iterator[CaseFileError]:
+def check_case(case: CaseIdentity, *, suggest: bool) -> Iterator[CaseFileProblem]:
     from conformance.contracts.normalizer._check import check_case as check
 
     assert isinstance(case, Case)

@@ -10,14 +10,14 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from conformance.contracts.normalizer._derive import derived_forms, proven_profiles
-from conformance.model.cases import Case, CaseFileError, Expectation
+from conformance.model.cases import Case, CaseFileProblem, Expectation
 from conformance.model.chunks import Channels
 from conformance.model.conservation import may_drop, unaccounted
 from conformance.model.options import DEFAULT, ENUMERATED, Options, enumerated_profiles, normalized
 from conformance.reference import join, normalize_stream, normalize_whole
 
 
-def check_case(case: Case, *, suggest: bool) -> Iterator[CaseFileError]:
+def check_case(case: Case, *, suggest: bool) -> Iterator[CaseFileProblem]:
     """Every problem of the case against the spec's reference and conservation."""
     yield from _conservation(case)
     yield from _agreement(case, suggest=suggest)
@@ -33,7 +33,7 @@ def _expectations(case: Case) -> Iterator[tuple[Options, Expectation, int]]:
             yield DEFAULT.updated(variant.when), Expectation(variant.expected, whole), variant.line
 
 
-def _conservation(case: Case) -> Iterator[CaseFileError]:
+def _conservation(case: Case) -> Iterator[CaseFileProblem]:
     """The expected channels plus the removed delimiters account for every input character."""
     for options, expectation, line in _expectations(case):
         grammar = options.grammar
@@ -45,7 +45,7 @@ def _conservation(case: Case) -> Iterator[CaseFileError]:
             problem = unaccounted(kept, reasoning, channels, may_drop(options, reasoning))
             if problem:
                 label = _label(options)
-                yield CaseFileError(
+                yield CaseFileProblem(
                     case.file,
                     line,
                     f"{case.id}: conservation fails for the {form} expectation{label}: {problem}",
@@ -84,7 +84,7 @@ def reference_output(case: Case, options: Options) -> tuple[Channels, Channels]:
     return Channels(**stream), Channels(**whole)
 
 
-def _agreement(case: Case, *, suggest: bool) -> Iterator[CaseFileError]:
+def _agreement(case: Case, *, suggest: bool) -> Iterator[CaseFileProblem]:
     reported: set[tuple[int, str]] = set()
     for options in profiles_for(case):
         expectation = case.expectation(options)
@@ -114,10 +114,10 @@ def _agreement(case: Case, *, suggest: bool) -> Iterator[CaseFileError]:
         )
         if suggest:
             message += "\n" + _variant_yaml(minimal, stream, whole)
-        yield CaseFileError(case.file, line, message)
+        yield CaseFileProblem(case.file, line, message)
 
 
-def _derived_agreement(case: Case) -> Iterator[CaseFileError]:
+def _derived_agreement(case: Case) -> Iterator[CaseFileProblem]:
     """Every derived expectation (SPEC 5.6) holds for the reference under the profile it was
     derived for. A disagreement is an error in the case, the derivation or the reference."""
     if case.pending:
@@ -134,7 +134,7 @@ def _derived_agreement(case: Case) -> Iterator[CaseFileError]:
             if (stream, whole) == (expectation.stream, expectation.whole):
                 continue
             reported.add(form.id)
-            yield CaseFileError(
+            yield CaseFileProblem(
                 case.file,
                 case.line,
                 f"{case.id}: derived case {form.id} ({form.derived.transform}) under "
