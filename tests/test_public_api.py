@@ -13,6 +13,7 @@ from __future__ import annotations
 import ast
 import importlib
 import inspect
+import pkgutil
 import subprocess
 import sys
 from pathlib import Path
@@ -259,3 +260,34 @@ def test_a_protocol_program_starts_without_the_harness() -> None:
     assert "conformance.reference" in imported
     heavy = ("jsonschema", "hypothesis", "click", "conformance.engine", "conformance.corpus")
     assert sorted(name for name in imported if name.startswith((*heavy, "conformance.cli"))) == []
+
+
+#: Modules that are programs run under an environment (importing one starts its work).
+_PROGRAMS = ("conformance.fuzz.hypothesis_tests", "conformance.fuzz.atheris_entry")
+
+
+def _internal_modules() -> list[str]:
+    public = {"conformance", *conformance._PUBLIC_MODULES}
+    found = []
+    for info in pkgutil.walk_packages(conformance.__path__, "conformance."):
+        if info.name in public or info.name.endswith("__main__"):
+            continue
+        if info.name.startswith("conformance.adapters."):
+            continue  # their libraries are optional: importing one may fail here
+        if info.name in _PROGRAMS:
+            continue
+        found.append(info.name)
+    return found
+
+
+def test_no_internal_module_is_a_facade() -> None:
+    """An internal module's `__all__` lists what it defines: no class or function reaches
+    the rest of the package through a second, internal import path."""
+    passed_on = []
+    for name in _internal_modules():
+        module = importlib.import_module(name)
+        for attribute in getattr(module, "__all__", ()):
+            value = getattr(module, attribute)
+            if (inspect.isclass(value) or inspect.isfunction(value)) and value.__module__ != name:
+                passed_on.append(f"{name}.{attribute} (from {value.__module__})")
+    assert passed_on == []

@@ -150,7 +150,8 @@ def run(
     the --budget ran out; 2 a usage or case-file error or an implementation that cannot
     start; 130/143 interrupted by SIGINT/SIGTERM (the reports keep what finished).
     """
-    from conformance.session.run import GrowthSettings, RunSettings, execute
+    from conformance.engine.growth import GrowthSettings
+    from conformance.session.run import RunSettings, execute
 
     if no_growth and strict_growth:
         usage_error("--strict-growth and --no-growth contradict each other")

@@ -17,9 +17,6 @@ from conformance.errors import UsageError
 from conformance.model.results import Verdict
 from conformance.session.events import Finished, Handler
 from conformance.session.orchestrator import (
-    EXIT_FAILED,
-    EXIT_OK,
-    EXIT_USAGE,
     Context,
     Job,
     Session,
@@ -30,10 +27,6 @@ from conformance.transport.impls import connect
 from conformance.transport.spec import ImplementationSpec, parse_impl, parse_options
 
 __all__ = [
-    "EXIT_FAILED",
-    "EXIT_OK",
-    "EXIT_USAGE",
-    "GrowthSettings",
     "RunSettings",
     "execute",
     "implementation_specs",
