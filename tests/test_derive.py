@@ -13,7 +13,7 @@ from conformance.contracts.normalizer._derive import derived_forms
 from conformance.corpus.cases import bundled_cases_dir, case_from_mapping
 from conformance.corpus.check import check_corpus, load_taxonomy
 from conformance.corpus.select import Selection
-from conformance.engine.plans import profiled as for_profile
+from conformance.engine.plans import profiled
 from conformance.engine.runner import run_implementation
 from conformance.model.cases import Case, Corpus
 from conformance.model.chunks import Channels
@@ -110,7 +110,7 @@ def test_cases_whose_meaning_would_change_keep_their_skip_with_the_reason(conten
     written = case([content], expected, variants=[])
     forms = derived_forms(written, options)
     assert isinstance(forms, str) and reason in forms
-    (kept,) = for_profile([written], options)
+    (kept,) = profiled([written], options)
     assert reason in kept.expectation(options)
 
 
@@ -143,7 +143,7 @@ def test_a_derived_id_selects_that_form_only():
     )
     selection = Selection(ids=(f"{target.id}~start.glued",))
     chosen = selection.apply(CASES)
-    cases = for_profile(chosen, start)
+    cases = profiled(chosen, start)
     assert [c.id for c in cases] == [f"{target.id}~start.glued"]
 
 
@@ -224,7 +224,7 @@ def test_results_of_derived_cases_are_written_and_read_back(tmp_path):
     from conformance.reports import load_results, write_reports
 
     start = Options.from_mapping({"start_in_reasoning": True})
-    source = next(c for c in for_profile(CASES, start) if isinstance(c, Case) and c.derived)
+    source = next(c for c in profiled(CASES, start) if isinstance(c, Case) and c.derived)
     chosen = [c for c in CASES if c.id == source.derived.source]
     spec = parse_impl("reference", {"start_in_reasoning": True})
     run = new_run([run_implementation(connect(spec), chosen, checks=["stream"])], {})
