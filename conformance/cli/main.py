@@ -18,6 +18,7 @@ from conformance.cli.common import (
     budget_options,
     cases_option,
     exit_with,
+    note_missing_c_scan,
     options_option,
     report_dir_option,
     timeout_option,
@@ -59,6 +60,7 @@ CAPTURE_COMMANDS = {
 )
 def main() -> None:
     """Conformance suite for reasoning-channel normalizers."""
+    note_missing_c_scan()
 
 
 @main.command()
