@@ -6,10 +6,14 @@
   here), `nightly` (long); choose with HYPOTHESIS_PROFILE.
 - Under `-n`, the tests of a module whose setup is costly share one worker (ONE_WORKER).
 - The conformance plugin is active when the suite runs from a checkout, installed or not.
+- Where the C scan is not built, the suite runs as on the pure path (CONFORMANCE_PURE_PYTHON),
+  as `.ci/run`'s second default tier does: rather than every command opening with the note
+  of a missing scan (tests/test_scan_status.py tests that note).
 """
 
 from __future__ import annotations
 
+import importlib.util
 import os
 from importlib.metadata import entry_points
 from typing import Any
@@ -27,6 +31,9 @@ settings.register_profile(
 settings.register_profile("dev", max_examples=100, deadline=None)
 settings.register_profile("nightly", max_examples=20_000, deadline=None)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci" if os.environ.get("CI") else "dev"))
+
+if importlib.util.find_spec("conformance.model._scan") is None:
+    os.environ.setdefault("CONFORMANCE_PURE_PYTHON", "1")
 
 pytest_plugins = ["pytester"]
 if not entry_points(group="pytest11", name="conformance"):

@@ -2,13 +2,17 @@
 
 The scan is optional: without a working C compiler the wheel is built without it, a warning
 says so, and the grammar scans with its regular expressions instead (same results, slower on
-long chunks; docs/bench.md). setuptools drives the compiler, as it knows every platform's.
-An editable install builds the module next to its source, where the checkout is imported.
+long chunks; docs/bench.md). Only the compiler's and the toolchain's failures are taken that
+way, as markupsafe's setup.py takes them: any other exception is a bug of the build and
+propagates. With CONFORMANCE_REQUIRE_C_SCAN set (CI, release wheels) a failed build is
+fatal. setuptools drives the compiler, as it knows every platform's. An editable install
+builds the module next to its source, where the checkout is imported.
 """
 
 from __future__ import annotations
 
 import contextlib
+import os
 import shutil
 import tempfile
 from pathlib import Path
@@ -19,6 +23,17 @@ from hatchling.builders.hooks.plugin.interface import BuildHookInterface
 #: The extension's import name and its source, relative to the project root.
 MODULE = "conformance.model._scan"
 SOURCE = "conformance/model/_scan.c"
+#: Set (to a non-empty value), a scan that cannot be built fails the build.
+REQUIRE = "CONFORMANCE_REQUIRE_C_SCAN"
+
+
+def toolchain_errors() -> tuple[type[Exception], ...]:
+    """What a missing or failing compiler raises: setuptools wraps a compiler that cannot be
+    started (OSError) in these too. In setuptools' own distutils, CompileError and LinkError
+    derive from CCompilerError."""
+    from setuptools.errors import CCompilerError, ExecError, PlatformError
+
+    return (CCompilerError, ExecError, PlatformError)
 
 
 def build_extension(root: Path, build_lib: Path | None) -> Path:
@@ -52,7 +67,12 @@ class CustomBuildHook(BuildHookInterface):
             self.build_lib = Path(tempfile.mkdtemp(prefix="conformance-scan-"))
         try:
             built = build_extension(Path(self.root), self.build_lib)
-        except Exception as error:  # any compiler or toolchain failure: build without it
+        except toolchain_errors() as error:
+            if os.environ.get(REQUIRE):
+                raise RuntimeError(
+                    f"reasoning-conformance: the C scan ({SOURCE}) could not be built and "
+                    f"{REQUIRE} is set, so the build fails: {error}"
+                ) from error
             self.app.display_warning(
                 f"reasoning-conformance: the C scan ({SOURCE}) was not built ({error}); "
                 "the reference normalizer scans with regular expressions instead, with the "

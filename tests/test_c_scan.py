@@ -7,18 +7,20 @@ from __future__ import annotations
 import dataclasses
 import os
 import subprocess
+import sys
+from functools import partial
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from conformance.model.grammar import C_SCAN, compile_grammar
+from conformance.model.grammar import C_SCAN, C_SCAN_STATUS, compile_grammar
 from conformance.model.options import Options
 from tests.helpers import COMMAND
 
-pytestmark = pytest.mark.skipif(
-    C_SCAN is None, reason="the C scan is not built here (no C compiler at install time)"
-)
+#: Not built (no C compiler at install time), turned off (CONFORMANCE_PURE_PYTHON: the
+#: regular expressions are under test) or stale: nothing here to test.
+pytestmark = pytest.mark.skipif(C_SCAN is None, reason=f"the C scan is not used: {C_SCAN_STATUS}")
 
 #: Characters of every width CPython stores a str in (1, 2 and 4 bytes), and the ones the
 #: delimiters below are made of, so that near misses are frequent.
@@ -144,3 +146,72 @@ def test_the_version_says_which_scan_runs_and_the_environment_turns_it_off(pure,
     )
     assert done.returncode == 0, done.stderr
     assert scan in done.stdout
+
+
+def _rss() -> int:
+    """This process's resident memory in bytes (C allocations too, unlike tracemalloc)."""
+    with open("/proc/self/statm") as statm:
+        return int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/statm"), reason="reads /proc/self/statm")
+def test_scanning_leaks_neither_memory_nor_references():
+    needles, _, anchor = Options(delimiters="extended").grammar.c_scan.args
+    # Tags of its own: each occurrence returned holds one, so a result never freed shows.
+    tags = tuple(object() for _ in needles)
+    texts = [
+        "plain prose, no delimiter " * 3,
+        "<think>a</think> b <thinking>c</thinking> <thi",
+        "caf\u00e9 <think>\u00e9</think> <reasoning>\u00e9</reasoning>",
+        "\u05e9\u05dc\u05d5\u05dd " * 8,
+        "\u05e9 <thought>\u05e9</thought> <reflection>",
+        "\U0001f600 " * 16,
+        "\U0001f600 <think>\U0001f600</think> </reas",
+    ]
+    # More occurrences than the scan keeps on its stack: its heap list is freed too.
+    many = "<think>x</think>" * 50
+    before = [sys.getrefcount(o) for o in (needles, anchor, *tags, *texts, many)]
+
+    def scan_all(rounds: int) -> None:
+        for text in texts:
+            for _ in range(rounds):
+                scan(needles, tags, anchor, text)
+        for _ in range(rounds // 10):
+            scan(needles, tags, anchor, many)
+
+    scan = C_SCAN.scan
+    scan_all(5_000)  # warm-up: the allocator's arenas and free lists fill
+    rss = _rss()
+    scan_all(50_000)  # 355,000 scans: a leak of one small tuple a scan is 20 MB
+    assert _rss() - rss < 2 << 20
+    assert [sys.getrefcount(o) for o in (needles, anchor, *tags, *texts, many)] == before
+
+
+def test_the_portable_loop_scans_as_the_vectors_do(tmp_path, monkeypatch):
+    """What compilers without GCC's vector extensions (MSVC) build, built here with GCC."""
+    import importlib.util
+
+    from hatch_build import build_extension
+    from tests.helpers import ROOT
+
+    monkeypatch.setenv("CFLAGS", "-DCONFORMANCE_SCAN_PORTABLE")
+    built = build_extension(ROOT, tmp_path)
+    spec = importlib.util.spec_from_file_location("conformance.model._scan", built)
+    assert spec is not None and spec.loader is not None
+    portable = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(portable)
+    assert (portable.VECTORS, C_SCAN.VECTORS) == (0, 1)
+
+    @settings(max_examples=300)
+    @given(grammars_and_texts())
+    def same(case):
+        grammar, text = case
+        ported = dataclasses.replace(grammar, c_scan=partial(portable.scan, *grammar.c_scan.args))
+        assert ported.scan(text) == regex_scan(grammar, text)
+
+    same()
+    for preset in ("think", "kimi"):
+        grammar = Options(delimiters=preset).grammar
+        ported = partial(portable.scan, *grammar.c_scan.args)
+        text = "".join(f"{d} caf\u00e9 \U0001f600 " for pair in grammar.pairs for d in pair) * 9
+        assert ported(text) == grammar.scan(text) == regex_scan(grammar, text)

@@ -11,6 +11,7 @@ from typing import Any, NoReturn
 import click
 
 from conformance.errors import ConformanceError, UsageError
+from conformance.model.grammar import C_SCAN_STATUS
 from conformance.transport.connections import Connection
 from conformance.transport.spec import check_timeout
 
@@ -162,3 +163,17 @@ class RegistryChoice(click.Choice):
     @choices.setter
     def choices(self, _value: Sequence[str]) -> None:
         """The registry is the source; click's own assignment is ignored."""
+
+
+#: What every command says first while the install runs without its C scan.
+MISSING_C_SCAN = (
+    "note: the C scan of exact grammars is not built (no C compiler at install time); "
+    "running on regular expressions, slower on long chunks; see README, Set up and run"
+)
+
+
+def note_missing_c_scan() -> None:
+    """One line on stderr when the C scan was not built and nobody turned it off: `pip
+    install` shows its build warning only under -v, and the speed shows here."""
+    if C_SCAN_STATUS == "missing":
+        click.echo(MISSING_C_SCAN, err=True)

@@ -19,6 +19,7 @@ from conformance.cli.common import (
     cases_option,
     exit_with,
     fail,
+    note_missing_c_scan,
     options_option,
     report_dir_option,
     timeout_option,
@@ -61,6 +62,7 @@ CAPTURE_COMMANDS = {
 )
 def main() -> None:
     """Conformance suite for reasoning-channel normalizers."""
+    note_missing_c_scan()
 
 
 @main.command()

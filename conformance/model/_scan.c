@@ -14,6 +14,8 @@
  * the anchor's last one. The scan compares a whole vector of positions against both at
  * once (GCC and Clang vector extensions: SSE2 on x86-64, NEON on ARM), 16 bytes of text a
  * comparison, and looks at single positions only in the rare vectors where both are found.
+ * Other compilers (MSVC) get a plain loop over positions, in portable C, to the same results
+ * (CONFORMANCE_SCAN_PORTABLE selects it anywhere: tests/test_c_scan.py builds it with GCC).
  * Characters are read in the text's own width (1, 2 or 4 bytes): nothing is converted or
  * copied.
  *
@@ -26,8 +28,10 @@
 #include <stdint.h>
 #include <string.h>
 
-#if !defined(__GNUC__)
-#error "the scan uses GCC and Clang vector extensions; grammar.py scans without it"
+#if defined(__GNUC__) && !defined(CONFORMANCE_SCAN_PORTABLE)
+#define VECTORS 1
+#else
+#define VECTORS 0
 #endif
 
 /* Enough for any grammar a person writes (presets have up to ten delimiters of at most
@@ -169,6 +173,7 @@ compare_found(const void *left, const void *right)
         return 0;                                                                           \
     }
 
+#if VECTORS
 /* Every occurrence of every needle, by the anchor's positions. Four vectors of positions
  * a round: one test of all four tells whether any holds the anchor, most rounds do not. */
 #define DEFINE_FIND(NAME, CHECK, CHAR, LIMIT)                                               \
@@ -223,6 +228,26 @@ compare_found(const void *left, const void *right)
         }                                                                                   \
         return 0;                                                                           \
     }
+#else
+/* Every occurrence of every needle, by the anchor's positions, one position at a time. */
+#define DEFINE_FIND(NAME, CHECK, CHAR, LIMIT)                                               \
+    static int NAME(const CHAR *text, Py_ssize_t size, const Needles *set,                  \
+                    FoundList *found)                                                       \
+    {                                                                                       \
+        if (set->first > LIMIT || set->last > LIMIT) {                                      \
+            return 0; /* the text cannot hold the anchor */                                 \
+        }                                                                                   \
+        const CHAR first = (CHAR)set->first, last = (CHAR)set->last;                        \
+        const Py_ssize_t distance = set->distance;                                          \
+        for (Py_ssize_t at = 0; at + distance < size; at++) {                               \
+            if (text[at] == first && text[at + distance] == last &&                         \
+                CHECK(text, size, at, set, found) < 0) {                                    \
+                return -1;                                                                  \
+            }                                                                               \
+        }                                                                                   \
+        return 0;                                                                           \
+    }
+#endif
 
 DEFINE_CHECK(check_1, Py_UCS1)
 DEFINE_CHECK(check_2, Py_UCS2)
@@ -363,7 +388,8 @@ static PyMethodDef methods[] = {
 static int
 exec_module(PyObject *module)
 {
-    if (PyModule_AddIntConstant(module, "MAX_NEEDLES", MAX_NEEDLES) < 0) {
+    if (PyModule_AddIntConstant(module, "MAX_NEEDLES", MAX_NEEDLES) < 0 ||
+        PyModule_AddIntConstant(module, "VECTORS", VECTORS) < 0) {
         return -1;
     }
     return PyModule_AddIntConstant(module, "MAX_CHARS", MAX_CHARS);
@@ -373,10 +399,6 @@ static PyModuleDef_Slot slots[] = {
     {Py_mod_exec, exec_module},
 #ifdef Py_mod_multiple_interpreters
     {Py_mod_multiple_interpreters, Py_MOD_PER_INTERPRETER_GIL_SUPPORTED},
-#endif
-#ifdef Py_mod_gil
-    /* The scan reads only its arguments, immutable str and tuples. */
-    {Py_mod_gil, Py_MOD_GIL_NOT_USED},
 #endif
     {0, NULL},
 };

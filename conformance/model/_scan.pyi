@@ -2,6 +2,8 @@
 
 MAX_NEEDLES: int
 MAX_CHARS: int
+#: 1 where built with GCC or Clang vector extensions, 0 for the portable loop.
+VECTORS: int
 
 def scan(
     needles: tuple[str, ...], tags: tuple[bool, ...], anchor: str, text: str, /

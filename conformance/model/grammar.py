@@ -11,12 +11,16 @@ answer it otherwise, and under tolerant matching, to the same results (tests/tes
 
 from __future__ import annotations
 
+import importlib
 import os
 import re
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import lru_cache, partial
+from pathlib import Path
 from types import ModuleType
+from typing import Literal
 
 #: Named grammars. The first is the spec's default.
 PRESETS: dict[str, tuple[tuple[str, str], ...]] = {
@@ -40,19 +44,39 @@ BLANKS = " \t\n\r\f"
 _BLANK_RUN = f"[{re.escape(BLANKS)}]{{0,{MAX_BLANKS}}}"
 
 
-def _load_c_scan() -> ModuleType | None:
+#: Why the C scan is or is not used: `built` (it is), `off` (CONFORMANCE_PURE_PYTHON asked
+#: for the regular expressions), `missing` (not built: no C compiler at install time),
+#: `stale` (an in-place build older than its source, in a checkout).
+ScanStatus = Literal["built", "off", "missing", "stale"]
+#: The scan's source: in a checkout (editable install) only, wheels carry no C.
+SOURCE = Path(__file__).with_name("_scan.c")
+
+
+def _load_c_scan() -> tuple[ModuleType | None, ScanStatus]:
     """The C scan of exact grammars (`_scan.c`): built at install time when a C compiler is
     present, and used unless CONFORMANCE_PURE_PYTHON is set (to a non-empty value)."""
     if os.environ.get("CONFORMANCE_PURE_PYTHON"):
-        return None
+        return None, "off"
     try:
-        from conformance.model import _scan
+        # Through sys.modules, not the package's attribute: a test can block the import.
+        module = importlib.import_module("conformance.model._scan")
     except ImportError:
-        return None
-    return _scan
+        return None, "missing"
+    built = Path(module.__file__ or "")
+    # An editable install builds next to the source and never again by itself: after an
+    # edit of `_scan.c` the old build would answer for the new source.
+    if SOURCE.exists() and built.exists() and built.stat().st_mtime < SOURCE.stat().st_mtime:
+        warnings.warn(
+            f"the C scan {built.name} is older than {SOURCE}: scanning with regular "
+            "expressions; run `pip install -e .` again to rebuild it",
+            RuntimeWarning,
+            stacklevel=2,
+        )
+        return None, "stale"
+    return module, "built"
 
 
-C_SCAN = _load_c_scan()
+C_SCAN, C_SCAN_STATUS = _load_c_scan()
 
 
 @dataclass(frozen=True, slots=True)
