@@ -233,6 +233,15 @@ def test_every_package_is_a_path_root() -> None:
     assert not missing, f"add {missing} to PACKAGES in {Path(__file__).name}"
 
 
+def test_the_map_of_the_tests_names_every_test_file() -> None:
+    """tests/README.md's table of test files by area lists each one, so the map stays whole."""
+    mapped = (ROOT / "tests" / "README.md").read_text("utf-8")
+    unlisted = sorted(
+        path.name for path in (ROOT / "tests").glob("test_*.py") if f"`{path.name}`" not in mapped
+    )
+    assert not unlisted, f"add {unlisted} to the table of test files in tests/README.md"
+
+
 @pytest.mark.parametrize(
     ("line", "expected"),
     [
