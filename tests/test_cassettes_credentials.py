@@ -282,7 +282,7 @@ BOMB = "\n".join(
         "interactions: [*j]",
     ]
 )
-DEEP = "interactions:\n- request: " + "[" * 900 + "]" * 900 + "\n"
+DEEP = "interactions: []\nmetadata: " + "[" * 900 + "]" * 900 + "\n"
 
 
 @pytest.mark.parametrize("text", [BOMB, DEEP], ids=["alias-bomb", "900-deep"])

@@ -1,15 +1,19 @@
 """What looks like a credential: the rules of the one scanner and scrubber for cassettes.
 
-`conformance record` scrubs with them before writing and refuses to write what it still
-finds; `conformance approve` (and `--accept`) refuse a cassette they find anything in; and
-`conformance check` fails on one. What they look for:
+`conformance record` and `conformance import --pending` scrub with them before writing and
+refuse to write what they still find; `conformance approve` (and `--accept`) refuse a
+cassette they find anything in; and `conformance check` fails on one. What they look for:
 
 - credential headers, by name: `Authorization`, `Proxy-Authorization`, `x-api-key`,
-  `api-key`, `anthropic-api-key`, `x-goog-api-key`, `x-amz-security-token`, `Cookie`,
-  `Set-Cookie` and any name ending in `api-key`, `token`, `secret`, `password`,
+  `api-key`, `anthropic-api-key`, `x-goog-api-key`, `x-amz-security-token`, `x-auth-token`,
+  `Ocp-Apim-Subscription-Key`, `x-functions-key`, `x-subscription-key`, `x-openai-key`,
+  `Cookie`, `Set-Cookie` and any name ending in `api-key`, `token`, `secret`, `password`,
   `credential`, `signature`, `cookie` or `authorization`; and the headers that identify an
   account (`OpenAI-Organization`, `OpenAI-Project`, `anthropic-organization-id`, ...);
-- credential query parameters (`key=`, `api_key=`, `token=`, `access_token=`, `sig=`,
+- the generic rule: any name with the word `key`, `secret` or `token` whose value looks
+  like a credential (`credential_name`, `credential_value`);
+- credential query parameters (`code=`, `subscription-key=`, `key=`, `api_key=`, `token=`,
+  `access_token=`, `sig=`,
   `X-Amz-Signature=`, `X-Amz-Credential=`, ...), in the request URI and anywhere in text;
 - user information in a URI (`https://user:password@host`);
 - JSON fields named like keys or tokens (`api_key`, `apiKey`, `access_token`,

@@ -90,8 +90,8 @@ def scan_cassette_text(text: str, secrets: Iterable[str] = ()) -> list[Finding]:
             add(f"{at}: response body{where}", what, value)
     # Everything else (metadata, fields of a form this scanner does not place): the shapes,
     # and values named like credentials.
-    for path, name, text_value in _named_strings(data, ""):
-        if name is not None and secret_field(name, text_value, request=False):
+    for path, key, text_value in _named_strings(data, ""):
+        if key is not None and secret_field(key, text_value, request=False):
             add(path, "a credential field", text_value)
         for what, matched in shapes(text_value, secrets):
             add(path, what, matched)
@@ -170,10 +170,10 @@ def _vcr_side(side: Any) -> _Side:
 
 
 def _har_sides(entry: Mapping[str, Any]) -> tuple[_Side, _Side]:
-    request = entry.get("request") if isinstance(entry.get("request"), Mapping) else {}
-    response = entry.get("response") if isinstance(entry.get("response"), Mapping) else {}
-    post = request.get("postData") if isinstance(request.get("postData"), Mapping) else {}
-    content = response.get("content") if isinstance(response.get("content"), Mapping) else {}
+    request = _mapping(entry.get("request"))
+    response = _mapping(entry.get("response"))
+    post = _mapping(request.get("postData"))
+    content = _mapping(response.get("content"))
     return (
         _Side(
             uri=str(request.get("url") or ""),
@@ -184,6 +184,10 @@ def _har_sides(entry: Mapping[str, Any]) -> tuple[_Side, _Side]:
         ),
         _Side(headers=_har_headers(response), body=_body_text(content)),
     )
+
+
+def _mapping(value: Any) -> Mapping[str, Any]:
+    return value if isinstance(value, Mapping) else {}
 
 
 def _har_headers(side: Mapping[str, Any]) -> dict[str, list[str]]:
