@@ -32,6 +32,7 @@ SOURCE = CLEAN.interactions[0]
 
 # Each placement the scanner missed, with a value of its own so each is found by itself.
 HEADERS = {
+    "x-api-key": "xak0123456789abcdef0123456789",  # missed by import in a flow mapping
     "Ocp-Apim-Subscription-Key": "0a1b2c3d4e5f60718293a4b5c6d7e8f9",
     "x-functions-key": "fnKey0123456789abcdefABCDEF0123456789",
     "x-subscription-key": "subKey0123456789abcdef0123456789",
@@ -252,6 +253,20 @@ def test_import_never_copies_a_credential(form: str, name: str, text: str, tmp_p
         assert scan_cassette_text(copied) == [], copy.name
     if name.endswith((".yaml", ".yml")):  # a case may name only a YAML cassette
         assert done.returncode == 0 and copies, done
+
+
+def test_serve_never_serves_a_capture_that_holds_a_credential(tmp_path):
+    from conformance.replay.http_server import ReplayServer
+
+    shutil.copy(CLEAN.path, tmp_path / "clean.yaml")
+    for _, name, text in captures(False):
+        (tmp_path / name).write_text(text)
+    with ReplayServer(tmp_path) as server:
+        assert [entry.name for entry in server.served] == ["clean"]
+        assert len(server.problems) == len(captures(False))
+        assert all("holds what looks like a credential" in p for p in server.problems)
+        for value in placements():
+            assert value not in "\n".join(server.problems)
 
 
 def test_record_writes_no_key_given_in_the_base_url(provider: str, tmp_path):
