@@ -27,7 +27,7 @@ from ._secret_rules import (
     secret_query_parameter,
     shapes,
 )
-from ._yaml import guarded_json, guarded_load
+from ._yaml import ShapeProblem, guarded_json, guarded_load
 
 
 def scan(text: str, secrets: Iterable[str] = ()) -> list[Finding]:
@@ -52,7 +52,7 @@ def scan_cassette_text(text: str, secrets: Iterable[str] = ()) -> list[Finding]:
     try:
         data = _document(text)
         interactions = _interactions(data)
-    except (ValueError, yaml.YAMLError):  # ShapeProblem is a ValueError
+    except (ValueError, yaml.YAMLError, ShapeProblem):
         interactions = None
     if interactions is None:
         return scan(text, secrets)  # not a capture's shape: scan it as text
@@ -273,11 +273,11 @@ def _body_findings(
     documents: list[tuple[str, Any]] = []
     try:
         documents.append(("", guarded_json(body)))
-    except ValueError:
+    except (ValueError, ShapeProblem):
         for number, line in enumerate(body.splitlines(), start=1):
             data = line[5:] if line.startswith("data:") else line
             if data.strip()[:1] in ("{", "["):
-                with contextlib.suppress(ValueError):
+                with contextlib.suppress(ValueError, ShapeProblem):
                     documents.append((f" line {number}", guarded_json(data)))
         if not documents and _FORM.fullmatch(body.strip()):
             for name, value in parse_qsl(body.strip(), keep_blank_values=True):

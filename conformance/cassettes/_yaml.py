@@ -17,6 +17,7 @@ from typing import Any
 
 import yaml
 
+from conformance.errors import UsageError
 from conformance.model.characters import COMBINING, INVISIBLE
 
 try:  # libyaml when available, as vcrpy does
@@ -87,8 +88,10 @@ NAME = "readable-yaml"
 MAX_DEPTH = 32
 
 
-class ShapeProblem(ValueError):
-    """A document refused before it is built: an alias, or nesting deeper than MAX_DEPTH."""
+class ShapeProblem(UsageError):
+    """A document refused before it is built: an alias, or nesting deeper than MAX_DEPTH.
+    Exit status 2; raised again as CassetteError for a capture, UsageError for an
+    expectation file."""
 
     def __init__(self, line: int, message: str) -> None:
         self.line = line

@@ -35,7 +35,8 @@ class BadRequest(UsageError):
 
 
 class TooLarge(BadRequest):
-    """A request body over MAX_BODY bytes: answered 413 before any of it is read."""
+    """A request body over MAX_BODY bytes: answered 413 before any of it is read, and the
+    server goes on (exit status 2, were it to end a command)."""
 
     status = 413
 
