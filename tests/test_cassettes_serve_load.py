@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from conformance.cassettes import bundled_cassettes_dir, load_cassette
+from conformance.replay.http_handler import MAX_BODY
 from conformance.replay.http_server import ReplayServer
 
 from .helpers import cli, conformance_popen
@@ -102,6 +103,17 @@ def test_a_bad_request_body_is_a_400_and_one_log_line(served: Served):
     assert "Traceback" not in stderr
     lines = [line for line in stderr.splitlines() if line.strip()]
     assert len(lines) == 2 and all("bad request" in line for line in lines), stderr
+
+
+def test_a_body_over_the_limit_is_a_413_before_it_is_read(served: Served):
+    # A declared Content-Length of 2 GB was allocated as declared.
+    huge = b"POST /_verdict/8L8J HTTP/1.1\r\nHost: x\r\nContent-Length: 2000000000\r\n\r\n{}"
+    assert exchange(served.address, huge).startswith(b"HTTP/1.1 413")
+    chunk = b"%x\r\n" % (MAX_BODY + 1)
+    chunked = b"POST /_verdict/8L8J HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n"
+    assert exchange(served.address, chunked + chunk).startswith(b"HTTP/1.1 413")
+    assert replay_ok(served)  # still serving
+    assert "Traceback" not in served.stop()
 
 
 def test_a_client_that_leaves_mid_stream_is_one_log_line():

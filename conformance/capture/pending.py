@@ -5,16 +5,21 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from conformance.capture.importer import Finding, chunks_hash
-from conformance.capture.provenance import Origin, add_provenance, origin_of, scrub
-from conformance.cassettes._load import load_cassette
-from conformance.cassettes._secrets import scan as scan_credentials
+from conformance.capture.provenance import (
+    Origin,
+    origin_of,
+    scrub,
+    scrub_structure,
+    with_provenance,
+)
+from conformance.cassettes._formats import read_capture
+from conformance.cassettes._secrets import scan_cassette_text
 from conformance.contracts.normalizer import own_cases
 from conformance.corpus.casegen import (
     expectations_for,
@@ -113,27 +118,26 @@ def _copy(copies: _Copies, finding: Finding, origin: Origin) -> Path:
     target, number = directory / f"{stem}{suffix}", 2
     while target.exists():
         target, number = directory / f"{stem}-{number}{suffix}", number + 1
-    shutil.copyfile(finding.source, target)
-    removed = scrub(target)
-    already = load_cassette(target).provenance
-    if not already:
+    # Scrubbed and scanned in memory: nothing is written unless it scans clean.
+    text, removed = scrub(finding.source.read_text("utf-8"))
+    if scan_cassette_text(text):  # where the line-by-line scrub cannot reach
+        text, more = scrub_structure(text)
+        removed = sorted({*removed, *more})
+    if not read_capture(text.encode("utf-8")).metadata.get("provenance"):
         provenance = origin.provenance(finding.provider)
         if removed:
             provenance["scrubbed"] = f"headers removed: {', '.join(removed)}"
-        add_provenance(target, provenance)
-    problems = _credential_scan(target.read_text("utf-8"))
-    if problems:
-        target.unlink()
+        text = with_provenance(text, provenance)
+    findings = scan_cassette_text(text)
+    if findings:
+        listed = "; ".join(str(finding) for finding in findings[:3])
         raise ImportProblem(
             f"{finding.source}: still looks like it holds a credential after scrubbing "
-            f"({problems}); nothing was copied. Scrub it by hand first."
+            f"({listed}); nothing was copied. Scrub it by hand first."
         )
+    target.write_text(text, "utf-8")
     copies.done[source] = target
     return target
-
-
-def _credential_scan(text: str) -> str:
-    return "; ".join(f"line {f.line}: {f.what}" for f in scan_credentials(text)[:3])
 
 
 def _slug(finding: Finding, used: set[str]) -> str:

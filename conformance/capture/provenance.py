@@ -1,8 +1,10 @@
-"""Where an imported capture came from, and the copy made of it: its credential headers
-removed and its provenance added, leaving what was recorded as it was."""
+"""Where an imported capture came from, and the copy made of it: its credentials removed by
+the rules of the one scanner and its provenance added, leaving what was recorded as it was
+wherever no credential sits."""
 
 from __future__ import annotations
 
+import copy
 import json
 import re
 import subprocess
@@ -12,6 +14,10 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+
+from conformance.cassettes._scrub import scrub_capture
+from conformance.cassettes._secret_rules import secret_header
+from conformance.cassettes._yaml import guarded_json, guarded_load, serialize
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,30 +84,14 @@ def _git(where: Path, *args: str) -> str | None:
     return done.stdout.strip() if done.returncode == 0 and done.stdout.strip() else None
 
 
-#: Headers removed from copied captures, as `conformance record` removes them.
-SCRUBBED_HEADERS = frozenset(
-    (
-        "authorization",
-        "proxy-authorization",
-        "x-api-key",
-        "api-key",
-        "x-goog-api-key",
-        "cookie",
-        "set-cookie",
-        "openai-organization",
-        "openai-project",
-        "x-goog-user-project",
-        "anthropic-organization-id",
-    )
-)
-
-
-def scrub(path: Path) -> list[str]:
-    """Remove credential, cookie, organization and project headers from a copied capture,
-    leaving everything else as stored; the names removed."""
-    text = path.read_text("utf-8")
-    if text.lstrip().startswith("{"):
-        return _scrub_json(path, text)
+def scrub(text: str) -> tuple[str, list[str]]:
+    """A capture's text with its credential, cookie, organization and project headers
+    removed, leaving everything else as stored where the scrub can work on lines (block
+    YAML); the names removed. Where a header sits otherwise (a flow mapping), or a
+    credential sits in a query string or a body, the scan after this finds it and
+    `scrub_structure` takes over."""
+    if text.lstrip().startswith(("{", "[")):
+        return scrub_structure(text)
     removed: list[str] = []
     kept: list[str] = []
     skipping_indent: int | None = None
@@ -115,74 +105,48 @@ def scrub(path: Path) -> list[str]:
                 continue
             skipping_indent = None
         name, colon, rest = line.strip().partition(":")
-        if colon and not rest.strip() and name.lower() in SCRUBBED_HEADERS:
+        if colon and not rest.strip() and secret_header(name):
             skipping_indent = indent
             removed.append(name.lower())
             continue
         kept.append(line)
-    if removed:
-        path.write_text("\n".join(kept), "utf-8")
-    return sorted(set(removed))
+    return "\n".join(kept), sorted(set(removed))
 
 
-def _scrub_json(path: Path, text: str) -> list[str]:
-    document = json.loads(text)
-    removed: set[str] = set()
-
-    def clean(value: Any) -> Any:
-        if isinstance(value, dict):
-            if isinstance(value.get("headers"), dict):
-                for name in list(value["headers"]):
-                    if name.lower() in SCRUBBED_HEADERS:
-                        removed.add(name.lower())
-                        del value["headers"][name]
-            if isinstance(value.get("headers"), list):  # HAR
-                before = value["headers"]
-                value["headers"] = [
-                    h
-                    for h in before
-                    if not (
-                        isinstance(h, dict) and str(h.get("name", "")).lower() in SCRUBBED_HEADERS
-                    )
-                ]
-                removed.update(
-                    str(h.get("name")).lower() for h in before if h not in value["headers"]
-                )
-            for item in value.values():
-                clean(item)
-        elif isinstance(value, list):
-            for item in value:
-                clean(item)
-        return value
-
-    clean(document)
-    if removed:
-        path.write_text(json.dumps(document, indent=2, ensure_ascii=False) + "\n", "utf-8")
-    return sorted(removed)
+def scrub_structure(text: str) -> tuple[str, list[str]]:
+    """A capture scrubbed through its structure (`scrub_capture`: headers, query strings,
+    request bodies, in every form) and written again, as JSON if it was JSON."""
+    try:
+        document, json_form = guarded_json(text), True
+    except json.JSONDecodeError:  # YAML, flow style included
+        document, json_form = guarded_load(text), False
+    before = copy.deepcopy(document)
+    removed = scrub_capture(document)
+    if document == before:
+        return text, removed
+    if json_form:
+        return json.dumps(document, indent=2, ensure_ascii=False) + "\n", removed
+    return serialize(document), removed
 
 
-def add_provenance(path: Path, provenance: Mapping[str, Any]) -> None:
-    """Add `metadata: {provenance: ...}` to a copied capture without touching what was
+def with_provenance(text: str, provenance: Mapping[str, Any]) -> str:
+    """A capture's text with `metadata: {provenance: ...}` added, without touching what was
     recorded: appended as text to YAML, inserted before the last `}` of JSON."""
-    text = path.read_text("utf-8")
     if text.lstrip().startswith("{"):
         end = text.rstrip().rfind("}")
         addition = json.dumps({"provenance": dict(provenance)}, indent=2, ensure_ascii=False)
-        text = text[:end].rstrip() + ',\n"metadata": ' + addition + "\n" + text[end:]
-    else:
-        block = yaml.safe_dump(
-            {"metadata": {"provenance": dict(provenance)}},
-            sort_keys=False,
-            allow_unicode=True,
-            width=100,
-        )
-        if not text.endswith("\n"):
-            text += "\n"
-        # Before a document end marker (`...`), which PyYAML writes after some block scalars;
-        # never strip trailing newlines: a keep-chomped (`|+`) body owns them.
-        lines = text.split("\n")
-        if lines[-2:] == ["...", ""]:
-            text = "\n".join(lines[:-2]) + "\n" + block + "...\n"
-        else:
-            text += block
-    path.write_text(text, "utf-8")
+        return text[:end].rstrip() + ',\n"metadata": ' + addition + "\n" + text[end:]
+    block = yaml.safe_dump(
+        {"metadata": {"provenance": dict(provenance)}},
+        sort_keys=False,
+        allow_unicode=True,
+        width=100,
+    )
+    if not text.endswith("\n"):
+        text += "\n"
+    # Before a document end marker (`...`), which PyYAML writes after some block scalars;
+    # never strip trailing newlines: a keep-chomped (`|+`) body owns them.
+    lines = text.split("\n")
+    if lines[-2:] == ["...", ""]:
+        return "\n".join(lines[:-2]) + "\n" + block + "...\n"
+    return text + block

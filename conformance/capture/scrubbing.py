@@ -74,8 +74,11 @@ def secret_values(recording: Recording, headers: Mapping[str, str]) -> list[str]
     """The exact values that must not reach the cassette: the key, and the value of every
     header that is scrubbed (with the token of `Bearer <token>`)."""
     values = [recording.api_key] if recording.api_key else []
+    # A key given in the base URL's query (Azure's `subscription-key=`, `code=`).
+    query = parse_qsl(urlsplit(recording.base_url).query, keep_blank_values=True)
+    values += [value for name, value in query if secret_query_parameter(name, value)]
     for name, value in headers.items():
-        if secret_header(name) or _scrubbed_custom(recording, name):
+        if secret_header(name, value) or _scrubbed_custom(recording, name):
             values.append(value)
             values += value.split()[1:]
     return sorted({value for value in values if len(value) >= 6}, key=len, reverse=True)
@@ -98,7 +101,7 @@ class RequestScrubber:
     def __call__(self, request: Any) -> Any:
         headers = {}
         for name, value in request.headers.items():
-            if secret_header(name):  # credential and account headers
+            if secret_header(name, value):  # credential and account headers
                 continue
             if _scrubbed_custom(self.recording, name):
                 headers[name] = PLACEHOLDER
@@ -108,7 +111,7 @@ class RequestScrubber:
         query = [
             (name, value)
             for name, value in parse_qsl(parts.query, keep_blank_values=True)
-            if not secret_query_parameter(name)
+            if not secret_query_parameter(name, value)
         ]
         uri = urlunsplit(parts._replace(query=urlencode(query)))
         request.uri = scrub_text(uri, self.secrets)
@@ -137,7 +140,7 @@ def scrub_response(response: dict[str, Any], secrets: Sequence[str] = ()) -> dic
         lower = name.lower()
         if (
             lower in REQUEST_ID_HEADERS
-            or secret_header(name)
+            or secret_header(name, _first(values))
             or lower.startswith(("x-ratelimit-", "anthropic-ratelimit-"))
         ):
             continue
@@ -145,6 +148,10 @@ def scrub_response(response: dict[str, Any], secrets: Sequence[str] = ()) -> dic
         kept[name] = [_scrub_response_header(lower, str(value), secrets) for value in listed]
     response["headers"] = kept
     return response
+
+
+def _first(values: Any) -> Any:
+    return values[0] if isinstance(values, list) and values else values
 
 
 def _scrub_response_header(lower: str, value: str, secrets: Sequence[str]) -> str:

@@ -11,7 +11,9 @@
 
 Bodies may be text, `!!binary`, or base64 (`base64_string`, `encoding: base64`); a binary
 body is decompressed as its `Content-Encoding` says (gzip, deflate, br). YAML is read with
-the safe loader only: a capture from elsewhere can never run code.
+the safe loader only: a capture from elsewhere can never run code; and as case files are,
+refusing aliases and nesting deeper than `_yaml.MAX_DEPTH` levels, so that a few lines
+cannot expand to billions of nodes.
 
 Everything is turned into one plain form, `RawExchange` (`_exchange`), that the rest of the
 package reads; HAR is read in `_har`.
@@ -23,8 +25,6 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-import yaml
-
 from ._exchange import (
     Capture,
     FormatProblem,
@@ -35,19 +35,16 @@ from ._exchange import (
     read_each,
 )
 from ._har import read_har
-
-try:  # libyaml when available
-    from yaml import CSafeLoader as _SafeLoader
-except ImportError:  # pragma: no cover - depends on how PyYAML was built
-    from yaml import SafeLoader as _SafeLoader  # type: ignore[assignment]
+from ._yaml import guarded_json, guarded_load
 
 #: What `read_capture` recognises, as named in messages and in `conformance import`.
 FORMATS = ("vcrpy-yaml", "vcrpy-json", "pydantic-ai", "ruby-vcr", "har")
 
 
 def read_capture(data: bytes) -> Capture:
-    """Parse a capture file's bytes. Raises FormatProblem, yaml.YAMLError or
-    UnicodeDecodeError (the caller turns them into CassetteError)."""
+    """Parse a capture file's bytes. Raises FormatProblem, ShapeProblem (an alias or deep
+    nesting: refused before anything expands it), yaml.YAMLError or UnicodeDecodeError (the
+    caller turns them into CassetteError)."""
     text = data.decode("utf-8-sig")
     if not text.strip():
         raise FormatProblem("the file is empty")
@@ -55,13 +52,13 @@ def read_capture(data: bytes) -> Capture:
     document: Any
     if stripped.startswith(("{", "[")):
         try:
-            document = json.loads(text)
+            document = guarded_json(text)
             syntax = "json"
         except json.JSONDecodeError:
-            document = yaml.load(text, Loader=_SafeLoader)  # YAML flow style
+            document = guarded_load(text)  # YAML flow style
             syntax = "yaml"
     else:
-        document = yaml.load(text, Loader=_SafeLoader)
+        document = guarded_load(text)
         syntax = "yaml"
     if not isinstance(document, Mapping):
         raise FormatProblem(_NOT_A_CAPTURE)

@@ -14,6 +14,7 @@ import yaml
 from ._exchange import FormatProblem, RawExchange
 from ._formats import read_capture
 from ._model import CassetteError, Interaction
+from ._yaml import ShapeProblem
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,6 +59,9 @@ def load_cassette(path: Path) -> Cassette:
         at = f" at line {mark.line + 1}" if mark is not None else ""
         problem = getattr(error, "problem", None) or str(error)
         raise CassetteError(path, f"malformed YAML{at}: {problem}") from None
+    except ShapeProblem as problem:
+        at = f" at line {problem.line}" if problem.line else ""
+        raise CassetteError(path, f"refused{at}: {problem.message}") from None
     except FormatProblem as problem:
         message = problem.message
         if message == "the file is empty":

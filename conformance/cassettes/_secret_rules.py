@@ -1,15 +1,19 @@
 """What looks like a credential: the rules of the one scanner and scrubber for cassettes.
 
-`conformance record` scrubs with them before writing and refuses to write what it still
-finds; `conformance approve` (and `--accept`) refuse a cassette they find anything in; and
-`conformance check` fails on one. What they look for:
+`conformance record` and `conformance import --pending` scrub with them before writing and
+refuse to write what they still find; `conformance approve` (and `--accept`) refuse a
+cassette they find anything in; and `conformance check` fails on one. What they look for:
 
 - credential headers, by name: `Authorization`, `Proxy-Authorization`, `x-api-key`,
-  `api-key`, `anthropic-api-key`, `x-goog-api-key`, `x-amz-security-token`, `Cookie`,
-  `Set-Cookie` and any name ending in `api-key`, `token`, `secret`, `password`,
+  `api-key`, `anthropic-api-key`, `x-goog-api-key`, `x-amz-security-token`, `x-auth-token`,
+  `Ocp-Apim-Subscription-Key`, `x-functions-key`, `x-subscription-key`, `x-openai-key`,
+  `Cookie`, `Set-Cookie` and any name ending in `api-key`, `token`, `secret`, `password`,
   `credential`, `signature`, `cookie` or `authorization`; and the headers that identify an
   account (`OpenAI-Organization`, `OpenAI-Project`, `anthropic-organization-id`, ...);
-- credential query parameters (`key=`, `api_key=`, `token=`, `access_token=`, `sig=`,
+- the generic rule: any name with the word `key`, `secret` or `token` whose value looks
+  like a credential (`credential_name`, `credential_value`);
+- credential query parameters (`code=`, `subscription-key=`, `key=`, `api_key=`, `token=`,
+  `access_token=`, `sig=`,
   `X-Amz-Signature=`, `X-Amz-Credential=`, ...), in the request URI and anywhere in text;
 - user information in a URI (`https://user:password@host`);
 - JSON fields named like keys or tokens (`api_key`, `apiKey`, `access_token`,
@@ -49,6 +53,10 @@ CREDENTIAL_HEADERS = frozenset(
         "x-goog-api-key",
         "x-amz-security-token",
         "x-auth-token",
+        "ocp-apim-subscription-key",
+        "x-functions-key",
+        "x-subscription-key",
+        "x-openai-key",
         "cookie",
         "set-cookie",
     }
@@ -79,6 +87,7 @@ _SECRET_ENDINGS = (
     "idtoken",
     "bearertoken",
     "clientsecret",
+    "subscriptionkey",
     "secret",
     "password",
     "passwd",
@@ -89,16 +98,49 @@ _SECRET_ENDINGS = (
 #: Also secret in headers and query parameters (not in response JSON, where `signature` is
 #: a thinking block's signature and `token` a logprobs token).
 _HEADER_ENDINGS = (*_SECRET_ENDINGS, "token", "signature", "cookie")
-_QUERY_NAMES = frozenset({"key", "token", "sig", "signature", "auth", "xamzcredential"})
+#: `code`: Azure Functions' key; `subscription-key`: Azure API Management's.
+_QUERY_NAMES = frozenset(
+    {"key", "token", "sig", "signature", "auth", "xamzcredential", "code", "subscriptionkey"}
+)
 _REQUEST_FIELD_NAMES = frozenset({"key", "token"})
+
+#: The generic rule: a name with one of these words (split at `-`, `_`, `.`, blanks and
+#: lower-to-upper case changes: `x-functions-key`, `subscriptionKey`, `X-Auth-Token`) holds
+#: a credential when its value looks like one (`credential_value`). `max_tokens`,
+#: `prompt_tokens` and `tokenizer` have no such word; `token_count` has, and its value is a
+#: number.
+_CREDENTIAL_WORDS = frozenset({"key", "secret", "token"})
+_WORD = re.compile(r"[A-Z]?[a-z0-9]+|[A-Z]+(?![a-z])")
+#: A value the generic rule takes for a credential: one run of 12 or more characters
+#: without blanks, with a letter and a digit (generated keys have both; words such as
+#: `<|endoftext|>` and identifiers such as `reasoning_content` do not).
+_CREDENTIAL_VALUE = re.compile(r"(?=[^\s]*[0-9])(?=[^\s]*[A-Za-z])[^\s]{12,}")
 
 
 def _compact(name: str) -> str:
     return re.sub(r"[-_ .]", "", name.lower())
 
 
-def secret_header(name: str) -> bool:
-    """A header whose value is a credential or identifies the account."""
+def credential_name(name: str) -> bool:
+    """Whether a name has one of the generic rule's words (`key`, `secret`, `token`)."""
+    return any(word.lower() in _CREDENTIAL_WORDS for word in _WORD.findall(name))
+
+
+def credential_value(value: object) -> bool:
+    """Whether a value looks like a credential: a string (never a number, however written)
+    of 12 or more characters without blanks, with letters and digits."""
+    if not isinstance(value, str) or value == PLACEHOLDER:
+        return False
+    try:
+        float(value)
+    except ValueError:
+        return _CREDENTIAL_VALUE.fullmatch(value.strip()) is not None
+    return False
+
+
+def secret_header(name: str, value: object = None) -> bool:
+    """A header whose value is a credential or identifies the account: named so whatever
+    its value, or named like one (the generic rule) with a `value` that looks like one."""
     lower = name.lower()
     if lower.startswith("access-control-"):  # CORS policy (allow-credentials: true), no secret
         return False
@@ -106,18 +148,28 @@ def secret_header(name: str) -> bool:
         lower in CREDENTIAL_HEADERS
         or lower in ACCOUNT_HEADERS
         or _compact(name).endswith(_HEADER_ENDINGS)
+        or (credential_name(name) and credential_value(value))
     )
 
 
-def secret_query_parameter(name: str) -> bool:
+def secret_query_parameter(name: str, value: object = None) -> bool:
     compact = _compact(name)
-    return compact in _QUERY_NAMES or compact.endswith(_HEADER_ENDINGS)
+    return (
+        compact in _QUERY_NAMES
+        or compact.endswith(_HEADER_ENDINGS)
+        or (credential_name(name) and credential_value(value))
+    )
 
 
-def secret_field(name: str, *, request: bool) -> bool:
-    """A JSON field whose string value is a credential."""
+def secret_field(name: str, value: object = None, *, request: bool) -> bool:
+    """A JSON or form field whose string value is a credential. In a response, `token` is a
+    logprobs token and `signature` a thinking block's signature: not credentials."""
     compact = _compact(name)
-    return compact.endswith(_SECRET_ENDINGS) or (request and compact in _REQUEST_FIELD_NAMES)
+    if compact.endswith(_SECRET_ENDINGS) or (request and compact in _REQUEST_FIELD_NAMES):
+        return True
+    if not request and compact in _REQUEST_FIELD_NAMES:
+        return False
+    return credential_name(name) and credential_value(value)
 
 
 def _basic(match: re.Match[str]) -> bool:
@@ -131,7 +183,8 @@ def _basic(match: re.Match[str]) -> bool:
 
 _QUERY_SHAPE = (
     r"(?i)[?&;](?:key|api[_-]?key|apikey|access[_-]?token|token|sig|x-amz-signature|"
-    r"x-amz-credential|x-amz-security-token)=(?!\[scrubbed\]|%5Bscrubbed%5D)[^&\s\"'#<>]{6,}"
+    r"x-amz-credential|x-amz-security-token|code|subscription[_-]?key)="
+    r"(?!\[scrubbed\]|%5Bscrubbed%5D)[^&\s\"'#<>]{6,}"
 )
 #: Checks a match of a shape before it counts (None: every match counts).
 ShapeCheck = Callable[[re.Match[str]], bool] | None

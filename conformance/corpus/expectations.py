@@ -37,6 +37,7 @@ from typing import Any
 
 import yaml
 
+from conformance.cassettes._yaml import ShapeProblem, guarded_load
 from conformance.contracts import all_checks, contract_checks
 from conformance.corpus.cases import schema
 from conformance.errors import UsageError
@@ -102,7 +103,10 @@ def load_expected_failures(path: Path) -> ExpectedFailures:
     if not path.exists():
         return ExpectedFailures(None, {})
     try:
-        data = yaml.safe_load(path.read_text("utf-8")) or {}
+        data = guarded_load(path.read_text("utf-8")) or {}
+    except ShapeProblem as problem:
+        line = f":{problem.line}" if problem.line else ""
+        raise UsageError(f"{path}{line}: {problem.message}") from None
     except yaml.YAMLError as error:
         mark = getattr(error, "problem_mark", None)
         line = f":{mark.line + 1}" if mark is not None else ""

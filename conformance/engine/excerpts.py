@@ -8,30 +8,17 @@ long replies apart is their length and SHA-256, kept in the result's `digests`.
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
+from conformance.model.clipping import clip, digest
 from conformance.model.results import CaseResult
 
 #: Characters kept from the start and from the end of a long text.
 KEEP = 4096
 #: A reason is one line for a reader: it keeps less.
 KEEP_REASON = 1024
-
-
-def digest(text: str) -> dict[str, Any]:
-    data = text.encode("utf-8", "surrogatepass")
-    return {"length": len(text), "sha256": hashlib.sha256(data).hexdigest()}
-
-
-def clip(text: str, keep: int = KEEP) -> str:
-    """`text` itself, or its first and last `keep` characters with how much was left out."""
-    if len(text) <= 2 * keep + 200:
-        return text
-    left = len(text) - 2 * keep
-    return f"{text[:keep]}[… {left} of {len(text)} characters left out …]{text[-keep:]}"
 
 
 def bounded(result: CaseResult) -> CaseResult:

@@ -37,6 +37,13 @@ PRESETS: dict[str, tuple[tuple[str, str], ...]] = {
     "kimi": (("\u25c1think\u25b7", "\u25c1/think\u25b7"),),
 }
 
+#: Most delimiter pairs a grammar may have, and the longest a delimiter may be: a grammar is
+#: declared by an implementation (its `hello`), and compiling and scanning with it costs in
+#: proportion to its size, so a declaration must not be able to make the harness unbounded.
+#: The largest preset has 5 pairs of at most 12 characters.
+MAX_PAIRS = 256
+MAX_DELIMITER_LENGTH = 64
+
 #: Longest run of blanks tolerant matching accepts in one gap. A bound keeps the held-back
 #: suffix bounded: an unbounded run would let `<` plus a megabyte of spaces stay "possible".
 MAX_BLANKS = 8
@@ -319,14 +326,15 @@ def _anchor(delimiters: list[str]) -> str | None:
     equals), else their least frequent shared character. None when they share no character.
     """
     rank = {char: index for index, char in enumerate(_FREQUENT)}
-    shared = [
-        piece
-        for size in range(min(map(len, delimiters)), 0, -1)
-        for piece in sorted({d[i : i + size] for d in delimiters[:1] for i in range(len(d))})
-        if len(piece) == size and all(piece in d for d in delimiters)
-    ]
-    if not shared:
-        return None
+    first = delimiters[0]
+    common = {first[i:j] for i in range(len(first)) for j in range(i + 1, len(first) + 1)}
+    # Narrowed delimiter by delimiter: the pieces left shrink fast, so this stays linear in
+    # the number of delimiters where testing every piece against every delimiter was not.
+    for delimiter in delimiters[1:]:
+        common = {piece for piece in common if piece in delimiter}
+        if not common:
+            return None
+    shared = sorted(common, key=lambda piece: (-len(piece), piece))
     longest = [piece for piece in shared if len(piece) == len(shared[0])]
     # The regex engine stops at each occurrence of the anchor's first character: a suffix of
     # the longest shared piece that starts with a rarer one (`hink`) stops it less often,
@@ -363,11 +371,18 @@ def _anchored(delimiters: list[str], anchor: str) -> tuple[str, int, list[str]]:
 
 def _can_overlap(delimiters: list[str]) -> bool:
     """Whether two occurrences of delimiters can overlap in some text: a proper suffix of
-    one is a prefix of another, or contains another."""
+    one is a prefix of another, or contains another.
+
+    Set look-ups rather than comparing every pair: linear in the number of delimiters, each
+    of bounded length (MAX_DELIMITER_LENGTH), so a large declared grammar compiles in time
+    proportional to its size."""
+    starts = {d[:size] for d in delimiters for size in range(1, len(d) + 1)}
+    whole = set(delimiters)
     for first in delimiters:
         for cut in range(1, len(first)):
             rest = first[cut:]
-            if any(d.startswith(rest) or rest.startswith(d) for d in delimiters):
+            # A delimiter starts with `rest`, or `rest` starts with a delimiter.
+            if rest in starts or any(rest[:size] in whole for size in range(1, len(rest) + 1)):
                 return True
     return False
 

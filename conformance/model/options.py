@@ -8,7 +8,13 @@ from dataclasses import asdict, dataclass, fields, replace
 from typing import Any
 
 from conformance.errors import UsageError
-from conformance.model.grammar import PRESETS, Grammar, compile_grammar
+from conformance.model.grammar import (
+    MAX_DELIMITER_LENGTH,
+    MAX_PAIRS,
+    PRESETS,
+    Grammar,
+    compile_grammar,
+)
 
 Pairs = tuple[tuple[str, str], ...]
 
@@ -103,6 +109,12 @@ def _checked(name: str, value: Any) -> Any:
 
 
 def _pairs(value: list[Any] | tuple[Any, ...]) -> Pairs:
+    # Bounded before anything else is done with them: a declared grammar must cost little to
+    # refuse, however large.
+    if len(value) > MAX_PAIRS:
+        raise OptionsError(
+            f"option 'delimiters' has {len(value)} pairs; at most {MAX_PAIRS} are allowed"
+        )
     pairs = []
     for item in value:
         if isinstance(item, Mapping):
@@ -114,6 +126,12 @@ def _pairs(value: list[Any] | tuple[Any, ...]) -> Pairs:
         ):
             raise OptionsError(
                 f"a delimiter pair must be {{'open': str, 'close': str}}, not {item!r}"
+            )
+        too_long = [d for d in item if len(d) > MAX_DELIMITER_LENGTH]
+        if too_long:
+            raise OptionsError(
+                f"a delimiter has {len(too_long[0])} characters; at most "
+                f"{MAX_DELIMITER_LENGTH} are allowed"
             )
         pairs.append((item[0], item[1]))
     if not pairs:

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from conformance.model.chunks import Chunk
+from conformance.model.clipping import clip_with_digest
 from conformance.model.results import Verdict
 
 # --- requests ---------------------------------------------------------------------------------
@@ -54,6 +55,11 @@ Request = StreamRequest | WholeRequest | OpRequest
 
 
 # --- replies: what came back, and whether it failed -------------------------------------------
+
+#: Characters kept from the start and from the end of a failure's message: an
+#: implementation's message may be any size, and every failed reply is kept until judged.
+KEEP_MESSAGE = 1000
+
 # Not frozen, though never changed: a frozen dataclass sets each field through
 # object.__setattr__, and one reply is made per request on both ends of the protocol.
 
@@ -78,6 +84,9 @@ class Error:
     stderr: str | None = None
     verdict: ClassVar[Verdict] = Verdict.ERROR
 
+    def __post_init__(self) -> None:
+        self.message = clip_with_digest(self.message, KEEP_MESSAGE)
+
     @property
     def reason(self) -> str:
         return self.message
@@ -94,6 +103,9 @@ class Unsupported:
     message: str
     stderr: str | None = None
     verdict: ClassVar[Verdict] = Verdict.SKIP
+
+    def __post_init__(self) -> None:
+        self.message = clip_with_digest(self.message, KEEP_MESSAGE)
 
     @property
     def reason(self) -> str:

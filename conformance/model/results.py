@@ -11,6 +11,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from conformance.model.clipping import clip_with_digest
+
 
 class Verdict(enum.StrEnum):
     PASS = "PASS"
@@ -119,6 +121,11 @@ class CaseResult:
         return cls(**{**data, "verdict": Verdict(data["verdict"])})
 
 
+#: Characters kept from the start and from the end of an implementation's name, version and
+#: language.
+KEEP_METADATA = 100
+
+
 @dataclass(frozen=True, slots=True)
 class ImplementationInfo:
     """Who an implementation says it is, and the policy it runs under."""
@@ -129,6 +136,12 @@ class ImplementationInfo:
     language: str
     options: Mapping[str, Any]
     spec: str
+
+    def __post_init__(self) -> None:
+        # Declared by the implementation, so of any size: every report repeats them.
+        for name in ("name", "version", "language"):
+            value = getattr(self, name)
+            object.__setattr__(self, name, clip_with_digest(value, KEEP_METADATA))
 
     def to_json(self) -> dict[str, Any]:
         return {

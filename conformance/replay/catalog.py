@@ -10,6 +10,7 @@ from typing import Any
 from conformance.cassettes._decode import decode_interaction
 from conformance.cassettes._load import Cassette, iter_cassette_files, load_cassette
 from conformance.cassettes._model import CassetteError, Interaction
+from conformance.cassettes._secrets import refusal
 from conformance.contracts.normalizer import own_cases
 from conformance.model.cases import Case, CaseIdentity
 from conformance.model.options import Options
@@ -55,7 +56,8 @@ def _expected(case: Case) -> dict[str, Any] | str:
 def load_served(
     directory: Path, cases: Iterable[CaseIdentity] = ()
 ) -> tuple[list[Served], list[str]]:
-    """Every cassette under `directory`, with the cases that use it; problems as messages."""
+    """Every cassette under `directory`, with the cases that use it; problems as messages
+    (a capture that does not load, or that holds a credential, is not served)."""
     served: list[Served] = []
     problems: list[str] = []
     # By the name the case file gives (relative to its cassettes directory), so that the
@@ -69,6 +71,11 @@ def load_served(
             cassette = load_cassette(path)
         except CassetteError as error:
             problems.append(str(error))
+            continue
+        # The scanner of approve and check: a credential is never handed to a client.
+        refused = refusal(path)
+        if refused is not None:
+            problems.append(f"{refused}\nnot served")
             continue
         name = path.relative_to(directory).with_suffix("").as_posix()
         entry = Served(name, cassette, by_name.get(path.relative_to(directory).as_posix(), []))

@@ -31,6 +31,20 @@ class BadRequest(UsageError):
     """A request the server cannot read (its body framing); answered 400, and the server
     goes on (the client's input error: exit status 2, were it to end a command)."""
 
+    status = 400
+
+
+class TooLarge(BadRequest):
+    """A request body over MAX_BODY bytes: answered 413 before any of it is read, and the
+    server goes on (exit status 2, were it to end a command)."""
+
+    status = 413
+
+
+#: The largest request body the server reads. A recorded request, or the channels a client
+#: posts for a verdict, are far smaller; a declared length is never allocated beyond it.
+MAX_BODY = 32 << 20
+
 
 def peer(address: Any) -> str:
     """A client's address as `host:port`, for log lines."""
@@ -102,7 +116,7 @@ def handler_class(server: Backend) -> type[BaseHTTPRequestHandler]:
             except BadRequest as error:
                 self._log(f"bad request: {self.command} {self.path}: {error}")
                 self.close_connection = True
-                self._json(400, {"error": f"bad request: {error}"})
+                self._json(error.status, {"error": f"bad request: {error}"})
                 return
             path = urlsplit(self.path).path
             if self.command == "GET" and path in ("/", "/_cassettes"):
@@ -120,6 +134,7 @@ def handler_class(server: Backend) -> type[BaseHTTPRequestHandler]:
         def _read_body(self) -> bytes:
             if self.headers.get("transfer-encoding", "").lower() == "chunked":
                 parts: list[bytes] = []
+                received = 0
                 while True:
                     line = self.rfile.readline(1024)
                     text = line.split(b";")[0].strip()
@@ -130,6 +145,9 @@ def handler_class(server: Backend) -> type[BaseHTTPRequestHandler]:
                         raise BadRequest(f"chunk size {shown!r} is not hexadecimal") from None
                     if size < 0:
                         raise BadRequest(f"negative chunk size {size}")
+                    received += size
+                    if received > MAX_BODY:
+                        raise TooLarge(f"the body is over {MAX_BODY} bytes")
                     if size == 0:
                         self.rfile.readline(1024)
                         return b"".join(parts)
@@ -145,6 +163,8 @@ def handler_class(server: Backend) -> type[BaseHTTPRequestHandler]:
                 raise BadRequest(f"content-length {value[:20]!r} is not a number") from None
             if length < 0:
                 raise BadRequest(f"negative content-length {length}")
+            if length > MAX_BODY:
+                raise TooLarge(f"content-length {length} is over {MAX_BODY} bytes")
             body = self.rfile.read(length) if length else b""
             if len(body) < length:
                 raise BadRequest(f"the body ends after {len(body)} of {length} bytes")

@@ -15,7 +15,9 @@ from typing import Any
 
 from conformance._version import PROTOCOL_VERSION
 from conformance.errors import ConformanceError
+from conformance.model.clipping import clip_with_digest
 from conformance.model.requests import (
+    KEEP_MESSAGE,
     Error,
     Ok,
     OpRequest,
@@ -84,7 +86,7 @@ class ClientCodec:
         if not isinstance(reply, dict):
             return f"answered hello with {quote(json.dumps(reply))}, not a JSON object"
         if "error" in reply and "protocol" not in reply:
-            return f"refused hello: {escape_controls(str(reply['error']))}"
+            return f"refused hello: {_text(reply['error'])}"
         if reply.get("protocol") != PROTOCOL_VERSION:
             return (
                 f"speaks protocol {reply.get('protocol')!r}, but this harness speaks protocol "
@@ -145,7 +147,9 @@ class ClientCodec:
 
 
 def _text(value: Any) -> str:
-    return escape_controls(value if isinstance(value, str) else json.dumps(value))
+    # Clipped before anything else copies it: a message may be hundreds of megabytes.
+    text = value if isinstance(value, str) else json.dumps(value)
+    return escape_controls(clip_with_digest(text, KEEP_MESSAGE))
 
 
 def _response_schema(message: dict[str, Any], request: Request) -> str:

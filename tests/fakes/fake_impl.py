@@ -38,6 +38,10 @@ reasoning to the thinking channel, the final delta is empty. Modes change that:
                          (as conformance.server does), so one hang holds back the batch
     close-stdout         closes standard output on a request containing CLOSE, and lives on
     escapes              writes terminal escape sequences to stderr and in error replies
+    delimiters N         declares a grammar of N delimiter pairs in its hello
+    huge-name N          declares an implementation name and version of N characters
+    huge-error N         answers every request with an error message of N characters
+    huge-unsupported N   answers every request `unsupported` with a message of N characters
 
 Modes combine: `crash stderr-spam` crashes after spamming. Only the standard library is used,
 so it starts fast.
@@ -53,7 +57,17 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-ARGUMENT_MODES = {"exit-after", "slow", "pidfile", "once", "hang-on"}
+ARGUMENT_MODES = {
+    "exit-after",
+    "slow",
+    "pidfile",
+    "once",
+    "hang-on",
+    "delimiters",
+    "huge-name",
+    "huge-error",
+    "huge-unsupported",
+}
 ESCAPES = "\x1b[2J\x1b]0;pwned\x07"
 
 
@@ -77,11 +91,17 @@ def hello(modes: dict[str, str | None]) -> str:
         return "Starting fake implementation..."
     if "no-metadata" in modes:
         return json.dumps({"protocol": 1, "options": {}})
-    options = {"matching": "fuzzy"} if "bad-options" in modes else {}
+    options: dict[str, Any] = {"matching": "fuzzy"} if "bad-options" in modes else {}
+    if "delimiters" in modes:
+        count = int(modes["delimiters"] or 0)
+        options["delimiters"] = [{"open": f"<t{i}>", "close": f"</t{i}>"} for i in range(count)]
+    name, version = "fake", "1.0"
+    if "huge-name" in modes:
+        name = version = "n" * int(modes["huge-name"] or 0)
     return json.dumps(
         {
             "protocol": 1,
-            "implementation": {"name": "fake", "version": "1.0", "language": "python"},
+            "implementation": {"name": name, "version": version, "language": "python"},
             "options": options,
         }
     )
@@ -96,6 +116,10 @@ def answer(request: dict[str, Any], modes: dict[str, str | None]) -> str:
         return json.dumps({"id": ident, "error": f"deliberate {ESCAPES}failure"})
     if "error" in modes:
         return json.dumps({"id": ident, "error": "deliberate failure"})
+    if "huge-error" in modes:
+        return json.dumps({"id": ident, "error": "e" * int(modes["huge-error"] or 0)})
+    if "huge-unsupported" in modes:
+        return json.dumps({"id": ident, "unsupported": "u" * int(modes["huge-unsupported"] or 0)})
     if "unsupported" in modes:
         return json.dumps({"id": ident, "unsupported": "nothing is implemented"})
     if request["op"] == "whole":
