@@ -39,8 +39,8 @@ import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
+from conformance.model.c_scan import C_SCAN
 from conformance.model.document import cut, mixed_document, realistic_document
-from conformance.model.grammar import C_SCAN
 from conformance.reference import Normalizer
 
 Chunk = dict[str, Any]

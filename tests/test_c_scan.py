@@ -14,7 +14,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from conformance.model.grammar import C_SCAN, C_SCAN_STATUS, compile_grammar
+from conformance.model.c_scan import C_SCAN, C_SCAN_STATUS
+from conformance.model.grammar import compile_grammar
 from conformance.model.options import Options
 from tests.helpers import COMMAND
 

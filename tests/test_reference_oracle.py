@@ -15,8 +15,9 @@ from hypothesis import strategies as st
 
 from conformance import strategies as cs
 from conformance.model import options as options_module
+from conformance.model.c_scan import C_SCAN, C_SCAN_STATUS
 from conformance.model.document import cut, realistic_document
-from conformance.model.grammar import C_SCAN, C_SCAN_STATUS, MAX_BLANKS, Grammar, compile_grammar
+from conformance.model.grammar import MAX_BLANKS, Grammar, compile_grammar
 from conformance.model.options import Options, enumerated_profiles
 from conformance.reference import Normalizer, normalize_stream, normalize_whole
 from tests.reference_oracle import oracle_stream

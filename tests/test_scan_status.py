@@ -1,4 +1,4 @@
-"""Which scan the reference runs, and who is told: grammar.py decides between the C scan and
+"""Which scan the reference runs, and who is told: c_scan.py decides between the C scan and
 the regular expressions (turned off, not built, or a stale in-place build), the command line
 says so when the install has no C scan, and the build hook (hatch_build.py) builds without it
 only when the compiler or the toolchain failed, never when the build itself has a bug."""
@@ -18,7 +18,7 @@ from setuptools.errors import CompileError
 
 import hatch_build
 from conformance.cli import common
-from conformance.model import grammar
+from conformance.model import c_scan
 from tests.helpers import ROOT, cli, process_environment
 
 
@@ -34,14 +34,14 @@ def built(monkeypatch) -> ModuleType:
 
 def test_the_environment_turns_the_c_scan_off(monkeypatch):
     monkeypatch.setenv("CONFORMANCE_PURE_PYTHON", "1")
-    assert grammar._load_c_scan() == (None, "off")
+    assert c_scan.load_c_scan() == (None, "off")
 
 
 def test_a_module_that_does_not_import_is_missing(monkeypatch):
     monkeypatch.delenv("CONFORMANCE_PURE_PYTHON", raising=False)
     # What `import` does where the module was never built: ImportError.
     monkeypatch.setitem(sys.modules, "conformance.model._scan", None)
-    assert grammar._load_c_scan() == (None, "missing")
+    assert c_scan.load_c_scan() == (None, "missing")
 
 
 def _source(tmp_path: Path, module: ModuleType, age: float) -> Path:
@@ -54,17 +54,17 @@ def _source(tmp_path: Path, module: ModuleType, age: float) -> Path:
 
 
 def test_an_in_place_build_older_than_its_source_is_not_used(monkeypatch, tmp_path, built):
-    monkeypatch.setattr(grammar, "SOURCE", _source(tmp_path, built, 60))
+    monkeypatch.setattr(c_scan, "SOURCE", _source(tmp_path, built, 60))
     with pytest.warns(RuntimeWarning, match=r"older than .*_scan\.c.*pip install -e \."):
-        assert grammar._load_c_scan() == (None, "stale")
+        assert c_scan.load_c_scan() == (None, "stale")
 
 
 def test_an_in_place_build_newer_than_its_source_is_used(monkeypatch, tmp_path, recwarn, built):
-    monkeypatch.setattr(grammar, "SOURCE", _source(tmp_path, built, -60))
-    assert grammar._load_c_scan() == (built, "built")
+    monkeypatch.setattr(c_scan, "SOURCE", _source(tmp_path, built, -60))
+    assert c_scan.load_c_scan() == (built, "built")
     # A wheel carries no source: nothing to compare with.
-    monkeypatch.setattr(grammar, "SOURCE", tmp_path / "absent.c")
-    assert grammar._load_c_scan() == (built, "built")
+    monkeypatch.setattr(c_scan, "SOURCE", tmp_path / "absent.c")
+    assert c_scan.load_c_scan() == (built, "built")
     assert not recwarn.list
 
 

@@ -11,7 +11,7 @@ from typing import Any, NoReturn
 import click
 
 from conformance.errors import ConformanceError, UsageError
-from conformance.model.grammar import C_SCAN_STATUS
+from conformance.model.c_scan import C_SCAN_STATUS
 from conformance.transport.connections import Connection
 from conformance.transport.spec import check_timeout
 

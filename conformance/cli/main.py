@@ -33,8 +33,8 @@ from conformance.corpus.check import check_corpus, load_retired, load_taxonomy
 from conformance.corpus.dump import dump_corpus
 from conformance.corpus.select import Selection
 from conformance.corpus.taxonomy_table import render_taxonomy, replace_between_markers
+from conformance.model.c_scan import C_SCAN
 from conformance.model.cases import CaseFileProblem
-from conformance.model.grammar import C_SCAN
 from conformance.session.orchestrator import EXIT_FAILED, EXIT_OK, EXIT_USAGE
 
 #: The capture tools, imported only when one of them runs.

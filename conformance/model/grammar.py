@@ -11,16 +11,12 @@ answer it otherwise, and under tolerant matching, to the same results (tests/tes
 
 from __future__ import annotations
 
-import importlib
-import os
 import re
-import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from functools import lru_cache, partial
-from pathlib import Path
-from types import ModuleType
-from typing import Literal
+from functools import lru_cache
+
+from conformance.model.c_scan import c_scan_of
 
 #: Named grammars. The first is the spec's default.
 PRESETS: dict[str, tuple[tuple[str, str], ...]] = {
@@ -49,41 +45,6 @@ MAX_DELIMITER_LENGTH = 64
 MAX_BLANKS = 8
 BLANKS = " \t\n\r\f"
 _BLANK_RUN = f"[{re.escape(BLANKS)}]{{0,{MAX_BLANKS}}}"
-
-
-#: Why the C scan is or is not used: `built` (it is), `off` (CONFORMANCE_PURE_PYTHON asked
-#: for the regular expressions), `missing` (not built: no C compiler at install time),
-#: `stale` (an in-place build older than its source, in a checkout).
-ScanStatus = Literal["built", "off", "missing", "stale"]
-#: The scan's source: in a checkout (editable install) only, wheels carry no C.
-SOURCE = Path(__file__).with_name("_scan.c")
-
-
-def _load_c_scan() -> tuple[ModuleType | None, ScanStatus]:
-    """The C scan of exact grammars (`_scan.c`): built at install time when a C compiler is
-    present, and used unless CONFORMANCE_PURE_PYTHON is set (to a non-empty value)."""
-    if os.environ.get("CONFORMANCE_PURE_PYTHON"):
-        return None, "off"
-    try:
-        # Through sys.modules, not the package's attribute: a test can block the import.
-        module = importlib.import_module("conformance.model._scan")
-    except ImportError:
-        return None, "missing"
-    built = Path(module.__file__ or "")
-    # An editable install builds next to the source and never again by itself: after an
-    # edit of `_scan.c` the old build would answer for the new source.
-    if SOURCE.exists() and built.exists() and built.stat().st_mtime < SOURCE.stat().st_mtime:
-        warnings.warn(
-            f"the C scan {built.name} is older than {SOURCE}: scanning with regular "
-            "expressions; run `pip install -e .` again to rebuild it",
-            RuntimeWarning,
-            stacklevel=2,
-        )
-        return None, "stale"
-    return module, "built"
-
-
-C_SCAN, C_SCAN_STATUS = _load_c_scan()
 
 
 @dataclass(frozen=True, slots=True)
@@ -273,7 +234,7 @@ def compile_grammar(pairs: tuple[tuple[str, str], ...], tolerant: bool) -> Gramm
     anchor = None if tolerant else _anchor(delimiters)
     anchored = None if anchor is None else _anchored(delimiters, anchor)
     candidate, back, direct = compiled_delimiter, 0, None
-    c_scan = None if anchor is None else _c_scan(pairs, anchor)
+    c_scan = None if anchor is None else c_scan_of(pairs, anchor)
     if anchored is not None:
         candidate, back = re.compile(anchored[0]), anchored[1]
         if not _can_overlap(delimiters):
@@ -304,20 +265,6 @@ def compile_grammar(pairs: tuple[tuple[str, str], ...], tolerant: bool) -> Gramm
         ),
         short=longest - 1 + gaps + 8,
     )
-
-
-def _c_scan(pairs: tuple[tuple[str, str], ...], anchor: str) -> Callable[[str], Scan] | None:
-    """`Grammar.scan` of an exact grammar in C, when the module is built and the grammar is
-    within its bounds."""
-    if C_SCAN is None:
-        return None
-    # Longest first, the first of equals first: the order of `delimiter`'s alternatives.
-    ordered = [open_ for open_, _ in pairs] + [close for _, close in pairs]
-    needles = tuple(sorted(ordered, key=len, reverse=True))
-    if len(needles) > C_SCAN.MAX_NEEDLES or sum(map(len, needles)) > C_SCAN.MAX_CHARS:
-        return None
-    closing = {close for _, close in pairs}
-    return partial(C_SCAN.scan, needles, tuple(d in closing for d in needles), anchor)
 
 
 def _anchor(delimiters: list[str]) -> str | None:
