@@ -142,13 +142,14 @@ def run(
     no_growth: bool,
     strict_growth: bool,
     budget: float | None,
-    allow_unjudged: bool,
+    min_judged: float,
 ) -> None:
     """Run the corpus against implementations and write the reports.
 
-    Exit status: 0 all as expected; 1 a failure, an implementation that judged nothing, or
-    the --budget ran out; 2 a usage or case-file error or an implementation that cannot
-    start; 130/143 interrupted by SIGINT/SIGTERM (the reports keep what finished).
+    Exit status: 0 all as expected; 1 a failure, an implementation that judged less than
+    --min-judged of the checks that apply to it (or nothing), or the --budget ran out; 2 a
+    usage or case-file error or an implementation that cannot start; 130/143 interrupted by
+    SIGINT/SIGTERM (the reports keep what finished).
     """
     from conformance.engine.growth import GrowthSettings
     from conformance.session.run import RunSettings, execute
@@ -168,7 +169,7 @@ def run(
         timeout=timeout,
         validate_protocol=validate_protocol,
         budget=budget,
-        allow_unjudged=allow_unjudged,
+        min_judged=min_judged,
         growth=None if no_growth else GrowthSettings(strict=strict_growth),
     )
     exit_with(lambda: execute(settings, echo=click.echo))
@@ -240,7 +241,7 @@ def fuzz(
     report_dir: Path,
     timeout: float,
     budget: float | None,
-    allow_unjudged: bool,
+    min_judged: float,
 ) -> None:
     """Property-based fuzzing: find, shrink and write minimal failing cases."""
     from conformance.session.fuzz import FuzzSettings, execute_fuzz
@@ -258,7 +259,7 @@ def fuzz(
         report_dir=report_dir,
         timeout=timeout,
         budget=budget,
-        allow_unjudged=allow_unjudged,
+        min_judged=min_judged,
     )
     exit_with(lambda: execute_fuzz(settings, echo=click.echo))
 
