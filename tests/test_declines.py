@@ -279,3 +279,26 @@ def test_the_plugin_keeps_a_right_implementation_without_render_green(plugin) ->
     cases = [f"--conformance-cases={ROOT / 'cases' / name}.yaml" for name in ("render", "split")]
     result = plugin("--conformance-impl", spec, *cases, "--conformance-min-judged", "99")
     assert result.ret == 0, result.stdout.str()
+
+
+def test_a_stored_example_needing_an_operation_it_lacks_is_passed_over() -> None:
+    """Was: ERROR, "the implementation failed: unsupported", for a stream-only normalizer."""
+    from hypothesis.database import InMemoryExampleDatabase
+
+    from conformance.fuzz.properties import run_property
+    from conformance.fuzz.target import Target
+    from conformance.model.options import Options
+    from conformance.transport.impls import connect
+    from conformance.transport.spec import parse_impl
+
+    database = InMemoryExampleDatabase()
+    database.save(b"key", json.dumps([{"content": "<think>a</think>b"}]).encode())
+    connection = connect(parse_impl(f"cmd:{sys.executable} {DECLINERS} stream-only"))
+    try:
+        target = Target(connection, Options())
+        result = run_property(
+            "differential", target, max_examples=5, seed=1, database=database, key=b"key"
+        )
+    finally:
+        connection.close()
+    assert result.verdict.value == "PASS", result.reason

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import math
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -53,6 +54,8 @@ def budget_options(function: Callable[..., Any]) -> Callable[..., Any]:
 
     @functools.wraps(function)
     def command(*args: Any, allow_unjudged: bool, min_judged: float, **kwargs: Any) -> Any:
+        if math.isnan(min_judged):  # FloatRange lets NaN through: it compares false
+            usage_error("--min-judged nan: give a percentage from 0 to 100")
         return function(*args, min_judged=0.0 if allow_unjudged else min_judged, **kwargs)
 
     command = click.option(

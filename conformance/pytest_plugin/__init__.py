@@ -136,6 +136,9 @@ def pytest_configure(config: pytest.Config) -> None:
         state = State(config)
     except ConformanceError as error:
         raise pytest.UsageError(str(error)) from None
+    minimum = config.getoption(MIN_JUDGED)
+    if minimum is not None and not 0 <= minimum <= 100:
+        raise pytest.UsageError(f"{MIN_JUDGED} {minimum:g}: give a percentage from 0 to 100")
     state.checks = config.getoption(CHECK) or list(all_checks())
     unknown = sorted(set(state.checks) - set(all_checks()))
     if unknown:
