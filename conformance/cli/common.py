@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+import math
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -10,6 +12,7 @@ from typing import Any, NoReturn
 
 import click
 
+from conformance.engine.coverage import DEFAULT_MIN_JUDGED
 from conformance.errors import ConformanceError, UsageError
 from conformance.model.c_scan import C_SCAN_STATUS
 from conformance.transport.connections import Connection
@@ -47,20 +50,39 @@ def report_dir_option(
 
 
 def budget_options(function: Callable[..., Any]) -> Callable[..., Any]:
-    """--budget and --allow-unjudged: run-level limits every session command takes."""
-    function = click.option(
+    """--budget, --min-judged and --allow-unjudged: run-level limits every session command
+    takes. The command gets `min_judged`, 0 under --allow-unjudged (its shorthand)."""
+
+    @functools.wraps(function)
+    def command(*args: Any, allow_unjudged: bool, min_judged: float, **kwargs: Any) -> Any:
+        if math.isnan(min_judged):  # FloatRange lets NaN through: it compares false
+            usage_error("--min-judged nan: give a percentage from 0 to 100")
+        return function(*args, min_judged=0.0 if allow_unjudged else min_judged, **kwargs)
+
+    command = click.option(
         "--allow-unjudged",
         is_flag=True,
         help="Exit 0 even when an implementation judged nothing (every result SKIP, "
-        "for example every request answered `unsupported`).",
-    )(function)
+        "for example every request answered `unsupported`): --min-judged 0.",
+    )(command)
+    command = click.option(
+        "--min-judged",
+        type=click.FloatRange(0, 100),
+        default=DEFAULT_MIN_JUDGED,
+        show_default=True,
+        metavar="PERCENT",
+        help="Fail the run (exit status 1) for an implementation that judged less than this "
+        "share of the checks that apply to it: ERROR (such as `unsupported` for some inputs "
+        "of an operation it answers), TIMEOUT and not run are unjudged; SKIP (a case that "
+        "does not apply, an operation it lacks as a whole) does not count.",
+    )(command)
     return click.option(
         "--budget",
         type=click.FloatRange(0, min_open=True),
         metavar="SECONDS",
         help="Stop after this many seconds in all: what finished is reported, what did not "
         "is reported as not run, and the exit status is 1.",
-    )(function)
+    )(command)
 
 
 def options_option(help_text: str) -> Callable[[Any], Any]:

@@ -116,7 +116,7 @@ def replay(
     keyword: str | None,
     report_dir: Path,
     budget: float | None,
-    allow_unjudged: bool,
+    min_judged: float,
 ) -> None:
     """Check Python clients that make their own HTTP requests, on the cassette cases.
 
@@ -176,7 +176,7 @@ def replay(
             SessionSettings(
                 selection={**selection.to_json(), "checks": ["http"]},
                 budget=budget,
-                allow_unjudged=allow_unjudged,
+                min_judged=min_judged,
                 problems=[str(problem) for problem in corpus.errors],
             ),
             standard_handlers(report_dir, click.echo),

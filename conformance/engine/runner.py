@@ -17,6 +17,7 @@ from datetime import UTC, datetime
 
 from conformance._version import SPEC_VERSION, __version__
 from conformance.corpus.expectations import ExpectedFailures
+from conformance.engine.declines import Declines
 from conformance.engine.judging import judge_for, result_of
 from conformance.engine.plans import plan_case, profiled
 from conformance.model.cases import CaseIdentity
@@ -94,6 +95,8 @@ def run_implementation(
         for plan in plan_case(case, options, checks)
     )
     order: deque[Judge] = deque()
+    # `unsupported` holds for an operation as a whole, over the whole run (declines.py).
+    declines = Declines()
 
     def settle() -> None:
         while order and order[0].pending == 0:
@@ -108,7 +111,8 @@ def run_implementation(
         for group in _batches(judges, batch, batch_chars, order):
             if stop is not None and stop():
                 return run
-            replies = connection.send([request for _, _, request in group])
+            requests = [request for _, _, request in group]
+            replies = declines.replies(requests, connection.send(requests))
             if stop is not None and stop():
                 return run
             for (judging, index, request), reply in zip(group, replies, strict=True):

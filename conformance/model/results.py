@@ -201,6 +201,9 @@ class ImplementationRun:
     fuzz: list[FuzzResult] = field(default_factory=list)
     #: Selected checks (or properties) never run, because the session stopped early.
     not_run: int = 0
+    #: Set when the implementation judged too little of what applied to it (see
+    #: engine/coverage.py): what went unjudged and why. The run fails.
+    unjudged: str | None = None
 
     @property
     def summary(self) -> dict[str, int]:
@@ -212,6 +215,7 @@ class ImplementationRun:
         return (
             self.failure is None
             and self.not_run == 0
+            and self.unjudged is None
             and all(result.verdict.ok for result in self.results)
             and all(result.verdict.ok for result in self.fuzz)
         )
@@ -255,6 +259,7 @@ class Run:
                     "results": [result.to_json() for result in run.results],
                     **({"fuzz": [result.to_json() for result in run.fuzz]} if run.fuzz else {}),
                     **({"not_run": run.not_run} if run.not_run else {}),
+                    **({"unjudged": run.unjudged} if run.unjudged else {}),
                 }
                 for run in self.implementations
             ],
@@ -273,7 +278,12 @@ class Run:
             fuzz = [FuzzResult.from_json(r) for r in entry.get("fuzz", ())]
             implementations.append(
                 ImplementationRun(
-                    info, results, entry.get("failure"), fuzz, entry.get("not_run", 0)
+                    info,
+                    results,
+                    entry.get("failure"),
+                    fuzz,
+                    entry.get("not_run", 0),
+                    entry.get("unjudged"),
                 )
             )
         return cls(

@@ -24,6 +24,7 @@ from ._state import (
     FUZZ_PROPERTY,
     GROUP,
     IMPL,
+    MIN_JUDGED,
     OPTIONS,
     REPORT_DIR,
     RESULT_PROPERTY,
@@ -91,6 +92,14 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption(
         REPORT_DIR, default=None, metavar="DIR", help="also write the conformance reports here"
     )
+    group.addoption(
+        MIN_JUDGED,
+        type=float,
+        default=None,
+        metavar="PERCENT",
+        help="fail the session when an implementation judged less than this share of the "
+        "checks that apply to it (default 90; 0 accepts any, even nothing judged)",
+    )
     parser.addini(
         "conformance_impl", "implementations to run the corpus against", type="linelist", default=[]
     )
@@ -127,6 +136,9 @@ def pytest_configure(config: pytest.Config) -> None:
         state = State(config)
     except ConformanceError as error:
         raise pytest.UsageError(str(error)) from None
+    minimum = config.getoption(MIN_JUDGED)
+    if minimum is not None and not 0 <= minimum <= 100:
+        raise pytest.UsageError(f"{MIN_JUDGED} {minimum:g}: give a percentage from 0 to 100")
     state.checks = config.getoption(CHECK) or list(all_checks())
     unknown = sorted(set(state.checks) - set(all_checks()))
     if unknown:
@@ -210,26 +222,51 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
     if state is None:
         return
     state.close()
-    report_dir = session.config.getoption(REPORT_DIR)
-    if report_dir and _collected and not hasattr(session.config, "workerinput"):
-        from conformance.model.results import (
-            CaseResult,
-            FuzzResult,
-            ImplementationInfo,
-            ImplementationRun,
-        )
-        from conformance.session.handlers import ReportWriter
-        from conformance.session.orchestrator import finish_elsewhere
+    if hasattr(session.config, "workerinput") or not _collected:
+        return
+    from conformance.engine.coverage import DEFAULT_MIN_JUDGED
+    from conformance.model.results import (
+        CaseResult,
+        FuzzResult,
+        ImplementationInfo,
+        ImplementationRun,
+    )
+    from conformance.session.orchestrator import finish_elsewhere
 
-        runs = [
-            ImplementationRun(
-                ImplementationInfo(**info),
-                [CaseResult.from_json(r) for r in results],
-                fuzz=[FuzzResult.from_json(r) for r in fuzz],
-            )
-            for info, results, fuzz in _collected.values()
-        ]
-        finish_elsewhere(runs, {"source": "pytest"}, [ReportWriter(Path(report_dir), _quiet)])
+    runs = [
+        ImplementationRun(
+            ImplementationInfo(**info),
+            [CaseResult.from_json(r) for r in results],
+            fuzz=[FuzzResult.from_json(r) for r in fuzz],
+        )
+        for info, results, fuzz in _collected.values()
+    ]
+    report_dir = session.config.getoption(REPORT_DIR)
+    handlers = []
+    if report_dir:
+        from conformance.session.handlers import ReportWriter
+
+        handlers.append(ReportWriter(Path(report_dir), _quiet))
+    minimum = session.config.getoption(MIN_JUDGED)
+    finished = finish_elsewhere(
+        runs,
+        {"source": "pytest"},
+        handlers,
+        min_judged=DEFAULT_MIN_JUDGED if minimum is None else minimum,
+    )
+    _problems[:] = finished.run.problems
+    if _problems and session.exitstatus == pytest.ExitCode.OK:
+        # Every test passed or was skipped, yet the implementation judged too little.
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+#: What failed the session beyond its tests, for the terminal summary.
+_problems: list[str] = []
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    for problem in _problems:
+        terminalreporter.write_line(f"conformance: {problem}", red=True)
 
 
 def _quiet(*args: Any, **kwargs: Any) -> None:

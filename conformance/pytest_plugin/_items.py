@@ -81,7 +81,7 @@ class ConformanceItem(pytest.Item):
         connection = state.connection(self.label)
         options = Options.from_mapping(connection.info.options)
         plan = plan_case(self.case, options, [self.check])[0]
-        result = judge(plan, connection.send(plan.requests), options)
+        result = judge(plan, state.send(self.label, plan.requests), options)
         result = state.expected_failures(self.label).apply(result)
         _record(self, RESULT_PROPERTY, connection.info, result)
         if result.verdict == Verdict.XFAIL:

@@ -19,6 +19,7 @@ TIMEOUT = "--conformance-timeout"
 EXPECTATIONS = "--conformance-expectations"
 REPORT_DIR = "--conformance-report-dir"
 FUZZ = "--conformance-fuzz"
+MIN_JUDGED = "--conformance-min-judged"
 RESULT_PROPERTY = "conformance_result"
 FUZZ_PROPERTY = "conformance_fuzz"
 
@@ -39,6 +40,9 @@ class State:
         expectations = config.getoption(EXPECTATIONS)
         self.expectations_dir = Path(expectations) if expectations else None
         self.connections: dict[str, Any] = {}
+        #: Per implementation, `unsupported` held to the operation as a whole over the
+        #: session (engine/declines.py).
+        self.declines: dict[str, Any] = {}
         self.expected: dict[str, Any] = {}
         self.cases: list[CaseIdentity] = []
         self.checks: list[str] = []
@@ -50,6 +54,13 @@ class State:
             spec = next(spec for spec in self.specs if spec.label == label)
             self.connections[label] = connect(spec, timeout=self.timeout)
         return self.connections[label]
+
+    def send(self, label: str, requests: Any) -> Any:
+        """The replies of one implementation to `requests`, as the decline rule leaves them."""
+        from conformance.engine.declines import Declines
+
+        declines = self.declines.setdefault(label, Declines())
+        return declines.replies(requests, self.connection(label).send(requests))
 
     def expected_failures(self, label: str) -> Any:
         """One implementation's expectation file, read once per session (not once per test)."""

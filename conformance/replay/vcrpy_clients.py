@@ -7,7 +7,10 @@ recorded. It sends the request with whatever HTTP library it uses (vcrpy interce
 requests, urllib3, aiohttp and http.client; record mode `none`, so nothing reaches a network),
 parses the response itself, and returns what it showed: a list of deltas, or one
 `{"assistant", "thinking"}` for a non-streaming call. Raising NotImplementedError says it
-does not speak the family (SKIP, "unsupported"). The joined channels are judged like any
+does not speak the family (SKIP, "unsupported"), as `unsupported` does an operation in the
+protocol, and as there it holds for the family as a whole: the first call of a family
+decides, and raising it for some calls of a family the client answers is an ERROR of those
+(conformance/engine/declines.py). The joined channels are judged like any
 other check (check name `http`); the deltas do not line up with the cassette's chunks, so
 promptness is not judged here.
 """
@@ -28,11 +31,13 @@ from conformance.cassettes._decode import decode_cassette
 from conformance.cassettes._load import CapturePersister
 from conformance.cassettes._model import CassetteError
 from conformance.contracts.normalizer import own_cases
+from conformance.engine.declines import Declines
 from conformance.interface import HttpCall
 from conformance.model.cases import Case, CaseIdentity
 from conformance.model.chunks import CHANNELS
 from conformance.model.judge import compare
 from conformance.model.options import Options
+from conformance.model.requests import Error, Ok, Unsupported
 from conformance.model.results import CaseResult, ImplementationInfo, ImplementationRun, Verdict
 from conformance.transport.messages import check_delta
 
@@ -57,14 +62,18 @@ def replay_run(
     """Check `client` on every cassette-backed case of `cases`."""
     options = Options.from_mapping(info.options)
     run = ImplementationRun(info)
+    declines = Declines()
     with _closed_port() as port:
         for case in own_cases(cases):
             if case.cassette is not None:
-                run.results.append(check_case(client, case, options, f"http://127.0.0.1:{port}"))
+                base_url = f"http://127.0.0.1:{port}"
+                run.results.append(check_case(client, case, options, base_url, declines))
     return run
 
 
-def check_case(client: Client, case: Case, options: Options, base_url: str) -> CaseResult:
+def check_case(
+    client: Client, case: Case, options: Options, base_url: str, declines: Declines
+) -> CaseResult:
     result = CaseResult(
         case=case.id,
         slug=case.slug,
@@ -96,6 +105,8 @@ def check_case(client: Client, case: Case, options: Options, base_url: str) -> C
         stream=decoded.streaming,
     )
     expected = expectation.stream if decoded.streaming else expectation.whole
+    # What a client may lack as a whole: a family, streamed or not (as `stream` and `whole`).
+    family = f"{decoded.family} {'stream' if decoded.streaming else 'whole'}"
     # What a failed result shows: the cassette's chunks and the expected channels.
     detailed = replace(
         result, chunks=[chunk.to_json() for chunk in decoded.chunks], expected=expected.to_json()
@@ -116,11 +127,17 @@ def check_case(client: Client, case: Case, options: Options, base_url: str) -> C
         )
     except NotImplementedError as error:
         # How a client says it does not speak this family, as `unsupported` in the protocol.
+        declined = declines.settle(family, Unsupported(str(error)))
+        if isinstance(declined, Error):
+            return replace(detailed, verdict=Verdict.ERROR, reason=declined.reason)
         return replace(result, verdict=Verdict.SKIP, reason=f"unsupported: {error}")
     except Exception as error:  # the client's failure is a result, not ours
-        return replace(
-            detailed, verdict=Verdict.ERROR, reason=f"raised {type(error).__name__}: {error}"
-        )
+        reason = f"raised {type(error).__name__}: {error}"
+        declines.settle(family, Error(reason))
+        return replace(detailed, verdict=Verdict.ERROR, reason=reason)
+    answered = declines.settle(family, Ok())
+    if isinstance(answered, Error):
+        return replace(detailed, verdict=Verdict.ERROR, reason=answered.reason)
     if played == 0:
         return replace(
             detailed,

@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from conformance.engine.declines import CONTRADICTED, DECLINED
 from conformance.model.grammar import Grammar
 from conformance.model.results import CaseResult, Verdict
 
@@ -26,6 +27,11 @@ class BugClass:
 
 
 CRASH = BugClass("crash", "raises, hangs or answers malformed replies")
+#: `unsupported` for some inputs of an operation the implementation answers (or the reverse):
+#: dodging inputs, not a crash (engine/declines.py).
+DECLINES = BugClass(
+    "declines-inputs", "answers `unsupported` to some inputs of an operation it answers"
+)
 DELIMITER_SHOWN = BugClass("delimiter-shown", "a delimiter is shown in the answer")
 DELIMITER_IN_THINKING = BugClass(
     "delimiter-in-thinking", "a delimiter is left in the thinking channel"
@@ -39,6 +45,7 @@ ANSWER_HIDDEN = BugClass("answer-hidden", "answer text is hidden in the thinking
 WRONG_OUTPUT = BugClass("wrong-output", "the output differs from the expected one")
 CLASSES = (
     CRASH,
+    DECLINES,
     DELIMITER_SHOWN,
     DELIMITER_IN_THINKING,
     TEXT_DROPPED,
@@ -53,6 +60,10 @@ BY_NAME = {bug.name: bug for bug in CLASSES}
 def classify(result: CaseResult, grammar: Grammar) -> BugClass:
     """The bug class of a failed result (FAIL, ERROR, TIMEOUT, or their XFAIL)."""
     expected, actual = result.expected, result.actual
+    if result.verdict == Verdict.ERROR and (
+        DECLINED in result.reason or CONTRADICTED in result.reason
+    ):
+        return DECLINES
     if result.verdict in (Verdict.ERROR, Verdict.TIMEOUT) or expected is None or actual is None:
         return CRASH
     if _delimiters(actual, "assistant", grammar) > _delimiters(expected, "assistant", grammar):

@@ -123,6 +123,16 @@ def _summary(run: Run) -> str:
                 f'<tr class="failure"><td colspan="{columns}">Could not run: '
                 f"<pre>{esc(printable(implementation.failure))}</pre></td></tr>"
             )
+        if implementation.not_run:
+            failure += (
+                f'<tr class="failure"><td colspan="{columns}">Incomplete: '
+                f"{implementation.not_run} selected checks not run</td></tr>"
+            )
+        if implementation.unjudged is not None:
+            failure += (
+                f'<tr class="failure"><td colspan="{columns}">Judged too little: '
+                f"{esc(printable(implementation.unjudged))}</td></tr>"
+            )
         rows.append(
             f'<tr class="{status}"><th scope="row"><code>{esc(info.label)}</code>'
             f'<div class="spec">{esc(info.spec)}</div></th>'

@@ -3,7 +3,11 @@ fuzzing property (`fuzz[<property>]`), for CI UIs.
 
 Mapping: FAIL and XPASS are failures, ERROR and TIMEOUT errors, SKIP skipped; XFAIL and
 NON_STRICT pass, with a note saying so. A fuzzing failure carries its counterexample and the
-command that replays it.
+command that replays it. What fails a run beyond its checks is a test case too, so a CI
+never reads an interrupted or unjudged run as green: `incomplete` (an error: the session
+stopped before this implementation's checks all ran), `judged` (a failure: it judged too
+little of what applied to it), and, in a suite `conformance` of its own, `run` for what
+belongs to no implementation (case files that failed to load, a stop after every check).
 """
 
 from __future__ import annotations
@@ -28,8 +32,11 @@ _NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
 def render(run: Run) -> str:
     root = ET.Element("testsuites", name="conformance", time=f"{run.duration:.3f}")
     totals = dict.fromkeys(("tests", "failures", "errors", "skipped"), 0)
-    for implementation in run.implementations:
-        suite = _suite(run, implementation)
+    suites = [_suite(run, implementation) for implementation in run.implementations]
+    problems = _run_problems(run)
+    if problems:
+        suites.append(_run_suite(run, problems))
+    for suite in suites:
         root.append(suite)
         for key in totals:
             totals[key] += int(suite.get(key, "0"))
@@ -63,6 +70,15 @@ def _suite(run: Run, implementation: ImplementationRun) -> ET.Element:
         error.text = _safe(implementation.failure)
         counts["tests"] += 1
         counts["errors"] += 1
+    if run.stopped and implementation.not_run:
+        message = f"INCOMPLETE: {run.stopped}; {implementation.not_run} checks not run"
+        _run_case(suite, info.label, "incomplete", "error", message)
+        counts["tests"] += 1
+        counts["errors"] += 1
+    if implementation.unjudged is not None:
+        _run_case(suite, info.label, "judged", "failure", implementation.unjudged)
+        counts["tests"] += 1
+        counts["failures"] += 1
     for result in implementation.results:
         suite.append(_testcase(info.label, result))
         _count(counts, result.verdict)
@@ -71,6 +87,32 @@ def _suite(run: Run, implementation: ImplementationRun) -> ET.Element:
         _count(counts, fuzz_result.verdict)
     for key, count in counts.items():
         suite.set(key, str(count))
+    return suite
+
+
+def _run_case(suite: ET.Element, label: str, name: str, tag: str, message: str) -> None:
+    case = ET.SubElement(suite, "testcase", classname=f"conformance.{_safe(label)}", name=name)
+    element = ET.SubElement(case, tag, message=_safe(one_line(message)))
+    element.text = _safe(message)
+
+
+def _run_problems(run: Run) -> list[str]:
+    """What fails the run and belongs to no implementation's suite."""
+    own = {implementation.unjudged for implementation in run.implementations}
+    problems = [problem for problem in run.problems if problem not in own]
+    if run.stopped and not any(implementation.not_run for implementation in run.implementations):
+        problems.append(f"INCOMPLETE: {run.stopped}")
+    return problems
+
+
+def _run_suite(run: Run, problems: list[str]) -> ET.Element:
+    suite = ET.Element("testsuite", name="conformance", timestamp=_safe(run.started))
+    for problem in problems:
+        _run_case(suite, "run", "run", "error", problem)
+    suite.set("tests", str(len(problems)))
+    suite.set("errors", str(len(problems)))
+    suite.set("failures", "0")
+    suite.set("skipped", "0")
     return suite
 
 

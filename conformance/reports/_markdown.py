@@ -213,13 +213,18 @@ def _problems(implementation: ImplementationRun, max_details: int) -> list[tuple
     ]
     xfails = by_verdict.get(Verdict.XFAIL, [])
     skips = by_verdict.get(Verdict.SKIP, [])
-    count = len(detailed)
+    # Judging too little, and stopping early, fail the run as a failing check does.
+    count = len(detailed) + (implementation.unjudged is not None) + bool(implementation.not_run)
     head = [f"## {code(label)}: {count} problem{'s' if count != 1 else ''}"]
     if implementation.failure is not None:
         head += ["", "**Could not run:**", "", *fence(printable(implementation.failure))]
+    if implementation.not_run:
+        head += ["", f"**Incomplete:** {implementation.not_run} selected checks not run."]
+    if implementation.unjudged is not None:
+        head += ["", f"**Judged too little:** {text(one_line(implementation.unjudged))}"]
     if not implementation.results and implementation.failure is None:
         head += ["", "No checks ran."]
-    elif not detailed and not xfails and not skips and implementation.failure is None:
+    elif not count and not xfails and not skips and implementation.failure is None:
         head += ["", "Every check passed."]
     blocks = [(head, f"the problems of {label}")]
     for result in detailed[:max_details]:

@@ -11,6 +11,7 @@ from pathlib import Path
 from conformance.contracts import fuzz_properties
 from conformance.corpus.cases import load_corpus
 from conformance.corpus.check import load_retired
+from conformance.engine.coverage import DEFAULT_MIN_JUDGED
 from conformance.errors import UsageError
 from conformance.fuzz.campaign import FuzzJob, job_seconds, open_database, run_jobs
 from conformance.fuzz.found import record_found
@@ -49,7 +50,8 @@ class FuzzSettings:
     timeout: float = 5.0
     #: A hard limit for the whole session (what is not fuzzed by then is reported not run).
     budget: float | None = None
-    allow_unjudged: bool = False
+    #: The share of its applicable checks each implementation must judge (percent).
+    min_judged: float = DEFAULT_MIN_JUDGED
 
 
 class _Watched:
@@ -161,7 +163,7 @@ def fuzz_session(
     session = Session(
         [job(spec) for spec in specs],
         SessionSettings(
-            selection=selection, budget=settings.budget, allow_unjudged=settings.allow_unjudged
+            selection=selection, budget=settings.budget, min_judged=settings.min_judged
         ),
         handlers,
         echo=echo,

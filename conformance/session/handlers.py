@@ -116,6 +116,8 @@ def summary_table(run: Run) -> str:
             status = "cannot start"
         elif impl.not_run:
             status = "incomplete"
+        elif impl.unjudged is not None:
+            status = "UNJUDGED"
         else:
             status = "ok" if impl.ok else "FAILED"
         extra = [impl.not_run] if not_run else []

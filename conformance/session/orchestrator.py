@@ -9,7 +9,8 @@ terminal summary, progress, report writers). The session decides, once for all o
 - SIGINT and SIGTERM stop sending, close the connections (a `cmd:` implementation's process
   group is killed), keep every result judged so far and mark the run interrupted (exit 130 or
   143); `budget` seconds do the same with exit status 1;
-- an implementation that judged nothing (every result SKIP) fails the run unless allowed;
+- an implementation that judged less than `min_judged` percent of the checks that applied
+  to it, or nothing at all, fails the run (engine/coverage.py, the one definition);
 - the exit status: 130/143 interrupted, 2 a usage or case-file problem or an implementation
   that could not start, 1 a failure, an unjudged implementation or an exhausted budget, else 0.
 """
@@ -26,6 +27,7 @@ from datetime import UTC, datetime
 from types import FrameType
 from typing import Any
 
+from conformance.engine.coverage import DEFAULT_MIN_JUDGED, unjudged_problem
 from conformance.engine.runner import new_run
 from conformance.errors import ImplementationStartError
 from conformance.model.results import (
@@ -33,7 +35,6 @@ from conformance.model.results import (
     FuzzResult,
     ImplementationInfo,
     ImplementationRun,
-    Verdict,
 )
 from conformance.session.events import (
     Finished,
@@ -81,7 +82,8 @@ class SessionSettings:
     selection: Mapping[str, Any] = field(default_factory=dict)
     #: Seconds for the whole session; what is not run by then is reported as not run.
     budget: float | None = None
-    allow_unjudged: bool = False
+    #: The share of its applicable checks, in percent, each implementation must judge.
+    min_judged: float = DEFAULT_MIN_JUDGED
     #: Problems found before running (case files that failed to load): exit status 2.
     problems: Sequence[str] = ()
     #: Handle SIGINT and SIGTERM (only possible in the main thread).
@@ -241,18 +243,13 @@ class Session:
         return context.run
 
     def _unjudged(self, runs: list[ImplementationRun]) -> list[str]:
-        if self.settings.allow_unjudged or self.stop is not None:
+        """Mark each implementation that judged too little, and say so as run problems.
+        A stopped run already says it is incomplete, and fails for that."""
+        if self.stop is not None:
             return []
-        problems = []
         for impl in runs:
-            outcomes: list[CaseResult | FuzzResult] = [*impl.results, *impl.fuzz]
-            judged = any(outcome.verdict != Verdict.SKIP for outcome in outcomes)
-            if impl.failure is None and outcomes and not judged:
-                problems.append(
-                    f"{impl.info.label} judged nothing: all {len(outcomes)} results are "
-                    f"SKIP ({outcomes[0].reason}); pass --allow-unjudged to accept that"
-                )
-        return problems
+            impl.unjudged = unjudged_problem(impl, self.settings.min_judged)
+        return [impl.unjudged for impl in runs if impl.unjudged is not None]
 
     def _status(self, run: Any) -> int:
         if self.stop is not None:
@@ -279,11 +276,11 @@ def finish_elsewhere(
     handlers: Sequence[Handler],
     *,
     started: datetime | None = None,
-    allow_unjudged: bool = False,
+    min_judged: float = DEFAULT_MIN_JUDGED,
 ) -> Finished:
     """The end of a session whose results were judged elsewhere (the pytest plugin runs each
     check as a test item): the same run-level decisions, and `finished` to the handlers."""
-    session = Session([], SessionSettings(selection, allow_unjudged=allow_unjudged), handlers)
+    session = Session([], SessionSettings(selection, min_judged=min_judged), handlers)
     run = new_run(runs, dict(selection), started=started)
     run.problems = session._unjudged(runs)
     finished = Finished(run, session._status(run))

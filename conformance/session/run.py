@@ -10,6 +10,7 @@ from conformance.contracts.normalizer import CHECKS, NAME
 from conformance.corpus.cases import load_corpus
 from conformance.corpus.expectations import expected_failures_for
 from conformance.corpus.select import Selection
+from conformance.engine.coverage import DEFAULT_MIN_JUDGED
 from conformance.engine.growth import GrowthSettings, growth_result, judge_growth
 from conformance.engine.plans import result_count
 from conformance.engine.runner import run_implementation
@@ -45,7 +46,8 @@ class RunSettings:
     timeout: float
     validate_protocol: bool
     budget: float | None = None
-    allow_unjudged: bool = False
+    #: The share of its applicable checks each implementation must judge (percent).
+    min_judged: float = DEFAULT_MIN_JUDGED
     #: The growth check (SPEC 14) after the cases, or None for none (`--no-growth`).
     growth: GrowthSettings | None = field(default_factory=GrowthSettings)
 
@@ -138,7 +140,7 @@ def run_session(
         SessionSettings(
             selection=settings.selection.to_json(),
             budget=settings.budget,
-            allow_unjudged=settings.allow_unjudged,
+            min_judged=settings.min_judged,
             problems=problems,
         ),
         handlers,

@@ -124,3 +124,17 @@ def wrong_path_client(call: HttpCall) -> dict[str, str]:
 @implementation(name="lazy", capabilities=["http"])
 def lazy_client(call: HttpCall) -> dict[str, str]:
     return {"assistant": "", "thinking": ""}
+
+
+_answered: list[HttpCall] = []
+
+
+@implementation(name="answers-one", capabilities=["http"])
+def answers_one_client(call: HttpCall) -> list[dict[str, str]]:
+    """Answers its first Chat Completions stream (rightly) and says it does not speak the
+    family for every later one: declining after answering (once per process)."""
+    if call.family == "openai-chat" and _answered:
+        raise NotImplementedError("speaks openai-chat, not this one")
+    answer = chat_client(call)  # other families: NotImplementedError, as a whole
+    _answered.append(call)
+    return answer
