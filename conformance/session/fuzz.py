@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import random
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -63,11 +63,13 @@ class _Watched:
         self.lost: str | None = None
 
     def send(self, requests: Sequence[Request]) -> list[Reply]:
-        replies = self.connection.send(requests)
-        for reply in replies:
+        return list(self.answers(requests))
+
+    def answers(self, requests: Sequence[Request]) -> Iterator[Reply]:
+        for reply in self.connection.answers(requests):
             if isinstance(reply, Error) and reply.message.startswith(GAVE_UP):
                 self.lost = reply.message
-        return replies
+            yield reply
 
     def close(self) -> None:
         self.connection.close()
