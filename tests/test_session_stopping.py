@@ -4,6 +4,7 @@ fuzzing workers that keep what they finished. Signals and budgets are real proce
 
 from __future__ import annotations
 
+import json
 import signal
 import subprocess
 import sys
@@ -216,3 +217,32 @@ def test_an_implementation_hanging_on_every_think_ends_with_most_judged(tmp_path
     passed = [r for r in results if r.verdict == Verdict.PASS]
     assert len(passed) > len(results) / 3
     assert any("containing '<think>'" in r.reason for r in results)
+
+
+@pytest.mark.slow
+def test_an_interrupted_fuzz_with_workers_keeps_what_the_workers_finished(
+    tmp_path: Path,
+) -> None:
+    """Was: `fuzz --workers 2` interrupted lost every result and found case."""
+    process = conformance_popen(
+        "fuzz", "--impl", "python:tests.fakes.broken_impls:NoCarry",
+        "--property", "differential", "--property", "idempotence", "--workers", "2",
+        "--max-examples", "1000000", "--seed", "7", "--database", "none",
+        "--report-dir", tmp_path, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+    )  # fmt: skip
+    assert process.stdout is not None
+    deadline = time.monotonic() + 90
+    try:
+        for line in process.stdout:
+            if "minimal case written to" in line or time.monotonic() > deadline:
+                break
+        process.send_signal(signal.SIGTERM)
+        process.communicate(timeout=30)
+    finally:
+        process.kill()
+    assert process.returncode == 143
+    results = load_results(tmp_path / "results.json").implementations[0].fuzz
+    assert [r.property for r in results] == ["differential"]
+    assert results[0].verdict == Verdict.FAIL and results[0].case_file
+    assert Path(results[0].case_file).exists()
+    assert json.loads((tmp_path / "results.json").read_text())["stopped"]

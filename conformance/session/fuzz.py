@@ -113,10 +113,11 @@ def fuzz_session(
                     )
                     for name in settings.properties
                 ]
-                results = {r.property: r for _, r in run_jobs(jobs, settings.workers)}
-                for name in settings.properties:  # in order, whichever worker finished first
-                    result = results[name]
+                # Each kept as its worker finishes: an interrupt loses only unfinished jobs.
+                for _, result in run_jobs(jobs, settings.workers):
                     context.emit(record_found(result, spec, options, taken, found_dir))
+                # In property order, whichever worker finished first.
+                context.run.fuzz.sort(key=lambda r: settings.properties.index(r.property))
                 return
             target = Target(watched, options)
             for name in settings.properties:
