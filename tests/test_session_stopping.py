@@ -5,6 +5,7 @@ fuzzing workers that keep what they finished. Signals and budgets are real proce
 from __future__ import annotations
 
 import json
+import os
 import signal
 import subprocess
 import sys
@@ -246,3 +247,37 @@ def test_an_interrupted_fuzz_with_workers_keeps_what_the_workers_finished(
     assert results[0].verdict == Verdict.FAIL and results[0].case_file
     assert Path(results[0].case_file).exists()
     assert json.loads((tmp_path / "results.json").read_text())["stopped"]
+
+
+# --- nothing outlives the run --------------------------------------------------------------
+
+
+@pytest.mark.parametrize("bye", [True, False], ids=["exits-on-bye", "killed"])
+def test_a_daemon_the_implementation_started_is_ended_with_it(tmp_path: Path, bye: bool) -> None:
+    """Was: a `setsid` daemon forked by an implementation survived the run."""
+    pidfile = tmp_path / "daemon"
+    modes = ["daemon", str(pidfile)] + ([] if bye else ["ignore-bye"])
+    spec = ImplementationSpec("fake", "cmd:fake_impl.py")
+    connection = SubprocessConnection([sys.executable, str(FAKE), *modes], spec)
+    deadline = time.monotonic() + 10
+    while not pidfile.exists() or not pidfile.read_text():
+        assert time.monotonic() < deadline
+        time.sleep(0.02)
+    daemon = int(pidfile.read_text())
+    connection.close()
+    for _ in range(100):
+        if not _alive(daemon):
+            break
+        time.sleep(0.02)
+    else:
+        os.kill(daemon, signal.SIGKILL)
+        pytest.fail(f"the daemon (pid {daemon}) outlived its implementation")
+
+
+def _alive(pid: int) -> bool:
+    """Running, neither gone nor a zombie waiting for init to reap it."""
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().rpartition(")")[2].split()[0] != "Z"
+    except FileNotFoundError:
+        return False

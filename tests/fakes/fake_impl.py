@@ -38,6 +38,8 @@ reasoning to the thinking channel, the final delta is empty. Modes change that:
                          (as conformance.server does), so one hang holds back the batch
     close-stdout         closes standard output on a request containing CLOSE, and lives on
     escapes              writes terminal escape sequences to stderr and in error replies
+    daemon PATH          starts a daemon (forked twice, in a session of its own) that
+                         writes its process ID to PATH and sleeps
 
 Modes combine: `crash stderr-spam` crashes after spamming. Only the standard library is used,
 so it starts fast.
@@ -53,7 +55,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-ARGUMENT_MODES = {"exit-after", "slow", "pidfile", "once", "hang-on"}
+ARGUMENT_MODES = {"exit-after", "slow", "pidfile", "once", "hang-on", "daemon"}
 ESCAPES = "\x1b[2J\x1b]0;pwned\x07"
 
 
@@ -155,6 +157,19 @@ def lines(modes: dict[str, str | None]) -> Iterator[list[str]]:
         yield [line.decode() for line in complete if line.strip()]
 
 
+def start_daemon(pidfile: Path) -> None:
+    """The classic double fork: the daemon leaves the session and its parent exits."""
+    if os.fork() == 0:
+        os.setsid()
+        if os.fork() == 0:
+            for fd in (0, 1, 2):
+                os.close(fd)
+            pidfile.write_text(str(os.getpid()))
+            time.sleep(3600)
+        os._exit(0)
+    os.wait()
+
+
 def main() -> int:
     modes = parse(sys.argv[1:])
     if "no-hello" in modes:
@@ -168,6 +183,8 @@ def main() -> int:
         marker.touch()
     if "pidfile" in modes:
         Path(modes["pidfile"] or "").write_text(str(os.getpid()))
+    if "daemon" in modes:
+        start_daemon(Path(modes["daemon"] or ""))
     replies = 0
     for batch in lines(modes):
         out = []
