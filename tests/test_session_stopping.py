@@ -20,6 +20,8 @@ from conformance.model.chunks import Chunk
 from conformance.model.requests import Ok, Reply, Request, StreamRequest, Timeout
 from conformance.model.results import CaseResult, Verdict
 from conformance.reports import load_results
+from conformance.session.events import Progress, Started
+from conformance.session.handlers import ProgressDisplay
 from conformance.transport.connections import Connection
 from conformance.transport.impls import connect
 from conformance.transport.quarantine import Quarantine, markers
@@ -281,3 +283,35 @@ def _alive(pid: int) -> bool:
             return stat.read().rpartition(")")[2].split()[0] != "Z"
     except FileNotFoundError:
         return False
+
+
+# --- progress, whatever happens ------------------------------------------------------------
+
+
+class _Log:
+    def __init__(self) -> None:
+        self.text = ""
+
+    def write(self, text: str) -> None:
+        self.text += text
+
+    def flush(self) -> None:
+        pass
+
+    def isatty(self) -> bool:
+        return False
+
+
+def test_a_stalled_run_still_writes_progress() -> None:
+    """Was: no progress line at all while nothing was judged (900 s of timeouts)."""
+    log = _Log()
+    display = ProgressDisplay(log, heartbeat=0.2)  # type: ignore[arg-type]
+    display.started(Started(["impl"], 10))
+    display.progress(Progress("impl", 1, 10, 1, 10))
+    time.sleep(0.9)
+    display.finished(None)  # type: ignore[arg-type]
+    lines = log.text.splitlines()
+    assert len(lines) >= 2, lines
+    assert lines[-1].startswith("progress: impl: 1/10 checks, no new result for")
+    time.sleep(0.3)
+    assert log.text.splitlines() == lines  # and nothing once the session finished
