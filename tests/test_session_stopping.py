@@ -185,15 +185,18 @@ def test_a_stop_ends_the_run_within_2_s_keeping_what_was_answered(
         cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
     )  # fmt: skip
     started = time.monotonic()
-    if isinstance(how, signal.Signals):
-        time.sleep(6)
-        process.send_signal(how)
-        sent = time.monotonic()
-        status = 128 + how
-    else:
-        sent = started + budget
-        status = 1
-    _, err = process.communicate(timeout=60)
+    try:
+        if isinstance(how, signal.Signals):
+            time.sleep(6)
+            process.send_signal(how)
+            sent = time.monotonic()
+            status = 128 + how
+        else:
+            sent = started + budget
+            status = 1
+        _, err = process.communicate(timeout=60)
+    finally:
+        process.kill()
     # The budget starts after the interpreter and the corpus are loaded: a second or so.
     allowed = 2.0 if isinstance(how, signal.Signals) else 3.5
     assert time.monotonic() - sent < allowed
