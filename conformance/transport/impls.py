@@ -67,7 +67,7 @@ def _python(spec: ImplementationSpec, target: str, timeout: float) -> Connection
     worker = Worker(f"conformance-{spec.label}")
     outcome = worker.call(partial(_factory, target), None)
     if outcome.error is not None:
-        worker.close()
+        worker.abandon()
         error = outcome.error
         message = str(error) if isinstance(error, ValueError) else f"raised {describe(error)}"
         raise ImplementationStartError(spec.label, message)

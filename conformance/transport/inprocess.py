@@ -149,4 +149,4 @@ class InProcessConnection:
 
     def close(self) -> None:
         if self._worker is not None:
-            self._worker.close()
+            self._worker.abandon()

@@ -55,7 +55,7 @@ class Worker:
     def call(self, function: _Call, timeout: float | None) -> Outcome:
         """`function()` on the worker thread. A late call leaves the worker abandoned (use
         `replaced()`). Whatever the main thread's signal handlers raise while it waits (the
-        session's stop, a plain KeyboardInterrupt) propagates; `close()` ends the worker."""
+        session's stop, a plain KeyboardInterrupt) propagates; `abandon()` then ends the worker."""
         if self._abandoned:
             raise RuntimeError("call() on an abandoned worker")
         self._busy = True
@@ -83,8 +83,6 @@ class Worker:
             ctypes.pythonapi.PyThreadState_SetAsyncExc(
                 ctypes.c_ulong(self._thread.ident), ctypes.py_object(Overtime)
             )
-
-    close = abandon
 
     def _loop(self) -> None:
         inbox, outbox = self._inbox, self._outbox
