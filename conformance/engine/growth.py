@@ -8,10 +8,10 @@ falls on every length alike rather than on one; each length's figure is the medi
 rounds. The exponent k of time ~ length^k is fitted by least squares on the logarithms: linear
 work gives about 1, work that re-scans the stream so far at every chunk gives about 2.
 
-What is timed: in process (`reference`, `python:`) the CPU time of this thread, which runs the
-implementation, so time lost to other processes on a loaded machine does not count; through
-`cmd:` and `python-isolated:` the wall-clock time of the request (protocol included, whose
-cost is linear).
+What is timed: in process (`reference`, `python:`) the CPU time of this process (a `python:`
+implementation runs on a thread of its own), so time lost to other processes on a loaded
+machine does not count; through `cmd:` and `python-isolated:` the wall-clock time of the
+request (protocol included, whose cost is linear).
 
 The measurement is capped: a round of every length must fit in a third of the budget, so a
 slow implementation is measured on the shorter lengths only (and the result says up to which),
@@ -134,7 +134,7 @@ def measure(
     """Time streams of `settings.sizes` characters; raises NotMeasured (with the reason) when
     fewer than two lengths could be."""
     in_process = isinstance(connection, InProcessConnection)
-    clock = time.thread_time if in_process else time.perf_counter
+    clock = time.process_time if in_process else time.perf_counter
     text = realistic_document(max(settings.sizes))
     requests = [
         StreamRequest(tuple(Chunk(piece) for piece in cut(text[:size], settings.chunk_size)))

@@ -2,7 +2,8 @@
 
 For each case and check, the case's contract makes a `CheckPlan` (the requests to send) and
 a judge; the runner sends the requests in large batches (so a `cmd:` implementation is
-pipelined) and feeds the judges the replies as they come. A batch is bounded in requests
+pipelined) and feeds the judges each reply as it comes, so a run that stops keeps every
+request answered before the stop. A batch is bounded in requests
 and in characters, and a plan's requests are taken lazily, so memory stays bounded by one
 batch whatever the length of a case.
 """
@@ -84,8 +85,8 @@ def run_implementation(
 ) -> ImplementationRun:
     """Run `checks` of `cases`; each result goes to `on_result` as soon as it is judged.
 
-    `stop` is asked after each batch is answered: once it says yes, that batch's replies are
-    not judged (they may be the interruption's own doing) and nothing more is sent."""
+    `stop` is asked before each reply is judged: once it says yes, that reply is not judged
+    (it may be the interruption's own doing) and nothing more is sent."""
     options = Options.from_mapping(connection.info.options)
     run = ImplementationRun(connection.info)
     shared = Judging(options, replies_are_reference=connection.is_reference)
@@ -111,13 +112,12 @@ def run_implementation(
         for group in _batches(judges, batch, batch_chars, order):
             if stop is not None and stop():
                 return run
-            requests = [request for _, _, request in group]
-            replies = declines.replies(requests, connection.send(requests))
-            if stop is not None and stop():
-                return run
+            replies = connection.answers([request for _, _, request in group])
             for (judging, index, request), reply in zip(group, replies, strict=True):
-                judging.add(index, request, reply)
-            settle()
+                if stop is not None and stop():
+                    return run
+                judging.add(index, request, declines.settle(request.op, reply))
+                settle()
         settle()
     return run
 

@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import time
 from collections.abc import Callable, Iterator
-from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
 from multiprocessing import get_context
 from pathlib import Path
+from types import FrameType
 from typing import Any
 
 import hypothesis
@@ -30,6 +31,7 @@ from conformance.fuzz.properties import run_property
 from conformance.fuzz.target import Target
 from conformance.model.options import Options
 from conformance.model.results import FuzzResult, ImplementationInfo, Verdict
+from conformance.transport.connections import Connection
 from conformance.transport.impls import connect
 from conformance.transport.spec import ImplementationSpec, parse_impl
 
@@ -75,8 +77,13 @@ class FuzzJob:
     timeout: float
 
 
+#: In a worker: the connection of the job it runs, for `_exit_on_signal` to close.
+_open: list[Connection] = []
+
+
 def _run_job(job: FuzzJob) -> tuple[FuzzJob, FuzzResult]:
     connection = connect(job.spec, timeout=job.timeout)
+    _open.append(connection)
     try:
         target = Target(connection, Options.from_mapping(connection.info.options))
         deadline = time.monotonic() + job.seconds if job.seconds is not None else None
@@ -90,17 +97,39 @@ def _run_job(job: FuzzJob) -> tuple[FuzzJob, FuzzResult]:
             deadline=deadline,
         )
     finally:
+        _open.remove(connection)
         connection.close()
     return job, result
 
 
+def _exit_on_signal() -> None:
+    """In a worker: SIGTERM (the parent ending the pool) and SIGINT (Ctrl-C reaches the
+    whole process group) close the job's connection, so no implementation process outlives
+    the worker, and exit at once. Not by an exception: Hypothesis, in the middle of a
+    property, may take one for the property's failure and go on shrinking."""
+
+    def leave(signum: int, frame: FrameType | None) -> None:
+        for connection in _open:
+            connection.close()
+        os._exit(128 + signum)
+
+    signal.signal(signal.SIGTERM, leave)
+    signal.signal(signal.SIGINT, leave)
+
+
 def run_jobs(jobs: list[FuzzJob], workers: int) -> Iterator[tuple[FuzzJob, FuzzResult]]:
-    """Run the jobs on `workers` processes, yielding each as it finishes. Processes are
-    spawned, not forked: a fork would copy the parent's pipes to its implementations."""
-    with ProcessPoolExecutor(max_workers=workers, mp_context=get_context("spawn")) as pool:
-        futures = [pool.submit(_run_job, job) for job in jobs]
-        for future in as_completed(futures):
-            yield future.result()
+    """Run the jobs on `workers` processes, yielding each as it finishes, so that what
+    finished is kept when the caller stops early (an interrupt, the budget): the workers
+    are then ended. Processes are spawned, not forked: a fork would copy the parent's pipes
+    to its implementations."""
+    pool = get_context("spawn").Pool(workers, initializer=_exit_on_signal)
+    try:
+        yield from pool.imap_unordered(_run_job, jobs)
+    except BaseException:
+        pool.terminate()
+        raise
+    pool.close()
+    pool.join()
 
 
 def job_seconds(budget: float | None, jobs: int, workers: int) -> float | None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import random
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -65,11 +65,13 @@ class _Watched:
         self.lost: str | None = None
 
     def send(self, requests: Sequence[Request]) -> list[Reply]:
-        replies = self.connection.send(requests)
-        for reply in replies:
+        return list(self.answers(requests))
+
+    def answers(self, requests: Sequence[Request]) -> Iterator[Reply]:
+        for reply in self.connection.answers(requests):
             if isinstance(reply, Error) and reply.message.startswith(GAVE_UP):
                 self.lost = reply.message
-        return replies
+            yield reply
 
     def close(self) -> None:
         self.connection.close()
@@ -113,10 +115,11 @@ def fuzz_session(
                     )
                     for name in settings.properties
                 ]
-                results = {r.property: r for _, r in run_jobs(jobs, settings.workers)}
-                for name in settings.properties:  # in order, whichever worker finished first
-                    result = results[name]
+                # Each kept as its worker finishes: an interrupt loses only unfinished jobs.
+                for _, result in run_jobs(jobs, settings.workers):
                     context.emit(record_found(result, spec, options, taken, found_dir))
+                # In property order, whichever worker finished first.
+                context.run.fuzz.sort(key=lambda r: settings.properties.index(r.property))
                 return
             target = Target(watched, options)
             for name in settings.properties:

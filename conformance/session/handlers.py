@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -13,7 +14,14 @@ from tabulate import tabulate
 from conformance.model.results import FuzzResult, Run, Verdict
 from conformance.reports import write_reports
 from conformance.reports._terminal import render_top
-from conformance.session.events import Finished, Handler, Progress, ResultEvent
+from conformance.session.events import (
+    Finished,
+    Handler,
+    ImplementationStarted,
+    Progress,
+    ResultEvent,
+    Started,
+)
 
 
 class TerminalSummary(Handler):
@@ -52,7 +60,11 @@ class TerminalSummary(Handler):
 
 class ProgressDisplay(Handler):
     """Progress on standard error: a line redrawn in place on a terminal; elsewhere (CI
-    logs) a plain line now and then: every `interval` seconds, or each 10% after `minimum`."""
+    logs) a plain line now and then: every `interval` seconds, or each 10% after `minimum`.
+
+    Whatever happens, a stalled run says so: when no result has come for `heartbeat`
+    seconds (an implementation that hangs, a slow start), a thread writes a line saying
+    what is running and for how long nothing came, every `heartbeat` seconds."""
 
     def __init__(
         self,
@@ -61,38 +73,82 @@ class ProgressDisplay(Handler):
         terminal: bool | None = None,
         interval: float = 10.0,
         minimum: float = 5.0,
+        heartbeat: float = 5.0,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.stream = stream or sys.stderr
         self.terminal = self.stream.isatty() if terminal is None else terminal
         self.interval = interval
         self.minimum = minimum
+        self.heartbeat = heartbeat
         self.clock = clock
         self._last = clock()
         self._tenth = 0
         self._drawn = False
+        #: The last progress, as text, and when it came.
+        self._latest = ""
+        self._moved = clock()
+        #: The heartbeat writes from its own thread.
+        self._lock = threading.Lock()
+        self._ended = threading.Event()
+
+    def started(self, event: Started) -> None:
+        self._latest = f"0/{event.total} checks"
+        self._moved = self.clock()
+        threading.Thread(target=self._beat, name="conformance-progress", daemon=True).start()
+
+    def implementation_started(self, event: ImplementationStarted) -> None:
+        with self._lock:
+            self._latest = f"{event.info.label}: 0/{event.total} checks"
+            self._moved = self.clock()
 
     def progress(self, event: Progress) -> None:
         text = f"{event.label}: {event.done}/{event.total} checks"
-        if self.terminal:
-            if event.done % 50 == 0 or event.done == event.total:
-                self.stream.write(f"\r\033[K{text}")
-                self.stream.flush()
-                self._drawn = True
-            return
-        now = self.clock()
-        tenth = event.session_done * 10 // max(event.session_total, 1)
-        waited = now - self._last
-        if waited >= self.interval or (tenth > self._tenth and waited >= self.minimum):
-            percent = 100 * event.session_done // max(event.session_total, 1)
-            self.stream.write(f"progress: {text} ({percent}% of the session)\n")
-            self.stream.flush()
-            self._last, self._tenth = now, tenth
+        with self._lock:
+            self._latest = text
+            self._moved = now = self.clock()
+            if self.terminal:
+                if event.done % 50 == 0 or event.done == event.total:
+                    self._redraw(text)
+                return
+            tenth = event.session_done * 10 // max(event.session_total, 1)
+            waited = now - self._last
+            if waited >= self.interval or (tenth > self._tenth and waited >= self.minimum):
+                percent = 100 * event.session_done // max(event.session_total, 1)
+                self._line(f"progress: {text} ({percent}% of the session)")
+                self._tenth = tenth
+
+    def _beat(self) -> None:
+        while not self._ended.wait(self.heartbeat / 5):
+            with self._lock:
+                now = self.clock()
+                stalled = now - self._moved
+                quiet = now - self._last >= self.heartbeat
+                if stalled < self.heartbeat or not quiet or self._ended.is_set():
+                    continue
+                text = f"{self._latest}, no new result for {stalled:.0f} s"
+                if self.terminal:
+                    self._redraw(text)
+                else:
+                    self._line(f"progress: {text}")
+
+    def _redraw(self, text: str) -> None:
+        self.stream.write(f"\r\033[K{text}")
+        self.stream.flush()
+        self._drawn = True
+        self._last = self.clock()
+
+    def _line(self, text: str) -> None:
+        self.stream.write(text + "\n")
+        self.stream.flush()
+        self._last = self.clock()
 
     def finished(self, event: Finished) -> None:
-        if self._drawn:
-            self.stream.write("\r\033[K")
-            self.stream.flush()
+        with self._lock:
+            self._ended.set()
+            if self._drawn:
+                self.stream.write("\r\033[K")
+                self.stream.flush()
 
 
 class ReportWriter(Handler):

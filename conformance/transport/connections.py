@@ -1,6 +1,8 @@
 """Connections to implementations: how requests reach a normalizer and replies come back.
 
-Every connection answers a batch of requests with one `Reply` each, in order. Whatever an
+Every connection answers a batch of requests with one `Reply` each, in order, and lets each
+out as soon as it is in (`answers`), so that what was answered is judged even when the run
+stops before the batch ends. Whatever an
 implementation does wrong (raises, hangs, crashes, answers garbage) becomes a failed `Reply`
 (`Error`, `Unsupported` or `Timeout`, each with its verdict and reason): misbehaviour is
 data, never an exception out of the runner.
@@ -11,7 +13,7 @@ are `InProcessConnection` (inprocess.py) and the subprocess ones (subprocess.py)
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Protocol
 
 from conformance.model.requests import Reply, Request
@@ -28,6 +30,10 @@ class Connection(Protocol):
 
     def send(self, requests: Sequence[Request]) -> list[Reply]:
         """Answer each request, in order (a connection may pipeline them)."""
+        ...
+
+    def answers(self, requests: Sequence[Request]) -> Iterator[Reply]:
+        """The replies of `send`, each as soon as it is in."""
         ...
 
     def close(self) -> None: ...

@@ -40,7 +40,7 @@ def _import(module_name: str) -> Any:
         here = os.getcwd()
         if error.name != top or here in sys.path or "" in sys.path:
             raise ValueError(_cannot_import(module_name, error)) from None
-    except Exception as error:
+    except BaseException as error:  # `sys.exit()` at import too: the module's failure
         raise ValueError(_cannot_import(module_name, error)) from None
     # As pytest's rootdir insertion does: a module in the current directory is found even
     # when the console script's own directory heads sys.path.
@@ -48,7 +48,7 @@ def _import(module_name: str) -> Any:
     importlib.invalidate_caches()
     try:
         return importlib.import_module(module_name)
-    except Exception as error:
+    except BaseException as error:
         raise ValueError(_cannot_import(module_name, error)) from None
 
 
@@ -79,7 +79,7 @@ def check_factory(factory: Any, target: str) -> None:
         )
     try:
         sample = factory()
-    except Exception as error:
+    except BaseException as error:  # `SystemExit` too: the factory's failure, not ours
         raise ValueError(
             f"calling {target!r} raised {type(error).__name__}: {error}; {FACTORY_HINT}"
         ) from None

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -13,7 +14,7 @@ from conformance.interface import metadata
 from conformance.model.results import ImplementationInfo
 from conformance.transport.connections import Connection
 from conformance.transport.factories import check_factory, import_factory
-from conformance.transport.inprocess import InProcessConnection
+from conformance.transport.inprocess import InProcessConnection, describe
 from conformance.transport.spec import (
     DEFAULT_TIMEOUT,
     ImplementationSpec,
@@ -22,6 +23,7 @@ from conformance.transport.spec import (
     effective_options,
 )
 from conformance.transport.subprocess import SubprocessConnection
+from conformance.transport.worker import Worker
 
 
 def connect(
@@ -57,8 +59,19 @@ def _reference(spec: ImplementationSpec) -> Connection:
 
 
 def _python(spec: ImplementationSpec, target: str, timeout: float) -> Connection:
-    factory = _factory(spec, target)
-    declared = metadata(factory)
+    if not target.partition(":")[2]:
+        raise UsageError(f"--impl {spec.spec!r}: write python:package.module:attribute")
+    # Imported and checked on the implementation's own thread, as every later call is: what
+    # its import or factory raises (even `sys.exit()`) is its start failure, and the main
+    # thread stays free for Ctrl-C, SIGTERM and the budget however long it takes.
+    worker = Worker(f"conformance-{spec.label}")
+    outcome = worker.call(partial(_factory, target), None)
+    if outcome.error is not None:
+        worker.abandon()
+        error = outcome.error
+        message = str(error) if isinstance(error, ValueError) else f"raised {describe(error)}"
+        raise ImplementationStartError(spec.label, message)
+    factory, declared = outcome.value
     options = effective_options(spec, declared["options"])
     info = ImplementationInfo(
         spec.label,
@@ -68,20 +81,16 @@ def _python(spec: ImplementationSpec, target: str, timeout: float) -> Connection
         options.to_json(),
         spec.spec,
     )
-    return InProcessConnection(factory, info, timeout=timeout)
+    return InProcessConnection(factory, info, timeout=timeout, worker=worker)
 
 
-def _factory(spec: ImplementationSpec, target: str) -> Any:
-    if not target.partition(":")[2]:
-        kind = spec.spec.partition(":")[0]
-        raise UsageError(f"--impl {spec.spec!r}: write {kind}:package.module:attribute")
-    try:
-        factory = import_factory(target)
-        if "http" not in metadata(factory)["capabilities"]:  # http clients take a call
-            check_factory(factory, target)
-    except ValueError as error:
-        raise ImplementationStartError(spec.label, str(error)) from None
-    return factory
+def _factory(target: str) -> tuple[Any, dict[str, Any]]:
+    """The factory `target` names and its metadata; ValueError says why there is none."""
+    factory = import_factory(target)
+    declared = metadata(factory)
+    if "http" not in declared["capabilities"]:  # http clients take a call
+        check_factory(factory, target)
+    return factory, declared
 
 
 def _isolated(

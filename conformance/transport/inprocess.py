@@ -8,7 +8,8 @@ deltas or `str` subclasses; runs past its time) becomes a `Reply`.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from functools import partial
 from typing import Any
 
 from conformance.model.chunks import CHANNELS
@@ -26,8 +27,8 @@ from conformance.model.requests import (
 from conformance.model.results import ImplementationInfo
 from conformance.transport.lines import escape_controls
 from conformance.transport.messages import RawStreamRequest, op_reply, stream_reply, whole_reply
-from conformance.transport.quarantine import Quarantine
-from conformance.transport.watchdog import Overtime, Watchdog
+from conformance.transport.quarantine import Quarantine, markers
+from conformance.transport.worker import Worker
 
 WholeFunction = Callable[[str | None, str | None], Mapping[str, str]]
 
@@ -86,9 +87,11 @@ def describe(error: BaseException) -> str:
 class InProcessConnection:
     """A Python normalizer in this process (`python:` and the bundled reference).
 
-    With a `timeout`, each request is limited to it (see `watchdog`), a `KeyboardInterrupt`
-    the implementation raises itself is an ERROR, and requests that keep timing out are
-    quarantined. Without one (the bundled reference) requests run bare, at full speed.
+    With a `timeout`, every call runs on the implementation's own thread (`worker`), each
+    request limited to the timeout, and requests that keep timing out are quarantined;
+    whatever the implementation raises, `SystemExit` and `KeyboardInterrupt` included, is
+    an ERROR of its request. Without one (the bundled reference) requests run bare, on the
+    calling thread, at full speed.
     """
 
     def __init__(
@@ -98,20 +101,29 @@ class InProcessConnection:
         timeout: float | None = None,
         *,
         is_reference: bool = False,
+        worker: Worker | None = None,
     ) -> None:
         self.factory = factory
         self.info = info
         self.timeout = timeout
-        self.quarantine = Quarantine()
+        self.quarantine = Quarantine(markers(info.options))
         #: The factory is the bundled reference under `info.options`: its replies are the
         #: reference's own, so judging need not run the reference again to compare them.
         self.is_reference = is_reference
+        if timeout is not None and worker is None:
+            worker = Worker(f"conformance-{info.label}")
+        self._worker = worker
 
     def send(self, requests: Sequence[Request]) -> list[Reply]:
-        if self.timeout is None:
-            return [self._bare(request) for request in requests]
-        with Watchdog(self.timeout) as watchdog:
-            return [self._guarded(request, watchdog) for request in requests]
+        return list(self.answers(requests))
+
+    def answers(self, requests: Sequence[Request]) -> Iterator[Reply]:
+        if self._worker is None:
+            for request in requests:
+                yield self._bare(request)
+            return
+        for request in requests:
+            yield self._on_worker(request)
 
     def _bare(self, request: Request) -> Reply:
         try:
@@ -119,26 +131,22 @@ class InProcessConnection:
         except (Exception, SystemExit, GeneratorExit) as error:  # a result, not our failure
             return Error(f"raised {describe(error)}")
 
-    def _guarded(self, request: Request, watchdog: Watchdog) -> Reply:
+    def _on_worker(self, request: Request) -> Reply:
         quarantined = self.quarantine.check(request)
         if quarantined is not None:
             return quarantined
-        try:
-            try:
-                watchdog.start()
-                reply = answer(self.factory, request)
-            finally:
-                watchdog.stop()
-        except BaseException as error:
-            if watchdog.interrupted:
-                # The user's Ctrl-C, even if the implementation swallowed it: the run stops.
-                raise KeyboardInterrupt from error
-            if isinstance(error, Overtime):
-                self.quarantine.timed_out(request)
-                return Timeout(f"no reply within {self.timeout:g} s")
-            reply = Error(f"raised {describe(error)}")
+        assert self._worker is not None
+        outcome = self._worker.call(partial(answer, self.factory, request), self.timeout)
+        if outcome.late:
+            self._worker = self._worker.replaced()
+            self.quarantine.timed_out(request)
+            return Timeout(f"no reply within {self.timeout:g} s")
         self.quarantine.answered(request)
+        if outcome.error is not None:
+            return Error(f"raised {describe(outcome.error)}")
+        reply: Reply = outcome.value
         return reply
 
     def close(self) -> None:
-        pass
+        if self._worker is not None:
+            self._worker.abandon()

@@ -4,7 +4,10 @@ The calling thread writes what fits in the non-blocking stdin pipe and reads rep
 `os.read` in 64 KiB pieces (no thread handoff per reply); a writer thread takes over only when
 a batch does not fit, so a full pipe never deadlocks. A drain thread keeps stderr flowing into
 a bounded tail. The process runs in a session of its own, so that killing its group also ends
-the children of a wrapper script, which would otherwise hold the pipes open.
+the children of a wrapper script, which would otherwise hold the pipes open. On Linux it is
+also a child subreaper: a process it starts that leaves its group or session (a `setsid`
+daemon) and is orphaned is adopted by it rather than by init, so the tree under it, found
+through /proc when it is killed, holds everything it started.
 
 POSIX only: it relies on `poll` on pipes, non-blocking pipes and process groups.
 """
@@ -12,12 +15,14 @@ POSIX only: it relies on `poll` on pipes, non-blocking pipes and process groups.
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import itertools
 import math
 import os
 import select
 import signal
 import subprocess
+import sys
 import threading
 import time
 from collections import deque
@@ -33,6 +38,37 @@ STDERR_SETTLE = 0.2
 READ_SIZE = 1 << 16
 #: How long to wait for helper threads once their process is dead.
 JOIN_GRACE = 1.0
+#: prctl(2): the calling process adopts the orphans among its descendants.
+PR_SET_CHILD_SUBREAPER = 36
+_LINUX = sys.platform.startswith("linux")
+
+
+def _become_subreaper() -> None:
+    """Run in the child between fork and exec; the setting survives the exec."""
+    ctypes.CDLL(None).prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+
+
+def descendants(root: int) -> list[int]:
+    """The process IDs under `root`, from /proc (empty where there is none)."""
+    children: dict[int, list[int]] = {}
+    with contextlib.suppress(OSError):
+        for entry in os.scandir("/proc"):
+            if not entry.name.isdigit():
+                continue
+            try:
+                with open(f"/proc/{entry.name}/stat", "rb") as stat:
+                    # The command name, in parentheses, may hold spaces: the fields follow it.
+                    parent = int(stat.read().rpartition(b")")[2].split()[1])
+            except (OSError, ValueError, IndexError):  # gone meanwhile
+                continue
+            children.setdefault(parent, []).append(int(entry.name))
+    found: list[int] = []
+    todo = [root]
+    while todo:
+        for child in children.get(todo.pop(), ()):
+            found.append(child)
+            todo.append(child)
+    return found
 
 
 class EndOfOutput(ConformanceError):
@@ -81,6 +117,7 @@ class Process:
             bufsize=0,
             start_new_session=True,
             env=env,
+            preexec_fn=_become_subreaper if _LINUX else None,
         )
         assert self.popen.stdin and self.popen.stdout and self.popen.stderr
         self.stdin = self.popen.stdin.fileno()
@@ -100,6 +137,8 @@ class Process:
         self.drain.start()
         self.status: int | None = None
         self.killed = False
+        #: The processes under it when it was asked to exit.
+        self.tree: list[int] = []
         #: Set when standard output closed while the process was still running.
         self.closed_stdout = False
 
@@ -122,6 +161,9 @@ class Process:
 
     def say_bye(self, bye: bytes) -> None:
         """Ask the process to exit: `bye`, then end of input."""
+        # Its tree, while it is alive to hold it: once it exits, what it leaves running
+        # (a daemon) is adopted by init, out of reach of /proc's tree.
+        self.tree = descendants(self.popen.pid)
         self.finish_writing()
         if self._writer_alive():  # it still owns stdin
             return
@@ -250,8 +292,16 @@ class Process:
         self.popen.stdout.close()
 
     def _kill_group(self) -> None:
+        """SIGKILL to the group and to every process under the leader, whatever its group
+        or session; found first, since a killed leader's children are adopted by init."""
+        tree = set(self.tree)
+        if self.popen.returncode is None:
+            tree.update(descendants(self.popen.pid))
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(self.popen.pid, signal.SIGKILL)
+        for pid in tree:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(pid, signal.SIGKILL)
 
     def _writer_alive(self) -> bool:
         return self.writer is not None and self.writer.is_alive()

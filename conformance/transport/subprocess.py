@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import itertools
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Generator, Iterator, Mapping, Sequence
 from typing import Any
 
 from conformance.errors import ConformanceError, ImplementationStartError
@@ -34,7 +34,7 @@ from conformance.transport.codec import (
     encode_request,
 )
 from conformance.transport.process import EndOfOutput, Process
-from conformance.transport.quarantine import Quarantine
+from conformance.transport.quarantine import Quarantine, markers
 from conformance.transport.spec import DEFAULT_TIMEOUT, ImplementationSpec, effective_options
 
 #: Starting a runtime (a JVM, `npx`, a cold Python) can take longer than answering a request,
@@ -56,6 +56,24 @@ class _StartFailure(ConformanceError):
         super().__init__(message)
         self.message = message
         self.stderr = stderr
+
+
+class _InOrder:
+    """Lets replies out in request order as they are stored: quarantined ones are known
+    before the batch is sent, the others as they come."""
+
+    def __init__(self, replies: list[Reply | None]) -> None:
+        self.replies = replies
+        self.next = 0
+
+    def take(self) -> Iterator[Reply]:
+        replies = self.replies
+        while self.next < len(replies):
+            reply = replies[self.next]
+            if reply is None:
+                return
+            self.next += 1
+            yield reply
 
 
 class SubprocessConnection:
@@ -100,6 +118,7 @@ class SubprocessConnection:
             raise ImplementationStartError(spec.label, failure.message, failure.stderr) from None
         try:
             self.info = self._info(hello)
+            self.quarantine.marks = markers(self.info.options)
         except BaseException:
             self._process.kill()
             raise
@@ -189,8 +208,15 @@ class SubprocessConnection:
     def send(self, requests: Sequence[Request]) -> list[Reply]:
         if self._closed:
             raise ValueError(f"send() on the closed connection to {self.spec.label!r}")
+        return list(self.answers(requests))
+
+    def answers(self, requests: Sequence[Request]) -> Iterator[Reply]:
+        """Each reply in order, as soon as it and those before it are in."""
+        if self._closed:
+            raise ValueError(f"answers() on the closed connection to {self.spec.label!r}")
         ids = [str(next(self._ids)) for _ in requests]
         replies: list[Reply | None] = [None] * len(requests)
+        ready = _InOrder(replies)
         todo = []
         for index, request in enumerate(requests):
             replies[index] = self.quarantine.check(request)
@@ -207,8 +233,8 @@ class SubprocessConnection:
                 break
             assert self._process is not None
             if not self._lockstep:
-                answered, timed_out = self._exchange(
-                    self._process, requests, ids, todo[done:], replies
+                answered, timed_out = yield from self._exchange(
+                    self._process, requests, ids, todo[done:], replies, ready
                 )
             else:
                 # Lockstep: the quarantine may have grown since the batch began.
@@ -218,15 +244,18 @@ class SubprocessConnection:
                     replies[index] = quarantined
                     done += 1
                     continue
-                answered, timed_out = self._exchange(self._process, requests, ids, [index], replies)
+                answered, timed_out = yield from self._exchange(
+                    self._process, requests, ids, [index], replies, ready
+                )
+            yield from ready.take()
             done += answered
             if timed_out:
                 timeouts += 1
                 self._lockstep = True
         if not timeouts:
             self._lockstep = False
-        assert all(reply is not None for reply in replies)
-        return replies  # type: ignore[return-value]
+        yield from ready.take()
+        assert ready.next == len(replies)
 
     def _exchange(
         self,
@@ -235,10 +264,11 @@ class SubprocessConnection:
         ids: list[str],
         indices: list[int],
         replies: list[Reply | None],
-    ) -> tuple[int, bool]:
-        """Pipeline the requests at `indices` and store their replies, until they are all
-        answered or the process fails (it is then discarded). How many were resolved, and
-        whether a timeout happened."""
+        ready: _InOrder,
+    ) -> Generator[Reply, None, tuple[int, bool]]:
+        """Pipeline the requests at `indices` and store their replies, yielding those
+        `ready` lets out, until they are all answered or the process fails (it is then
+        discarded). How many were resolved, and whether a timeout happened."""
         process.write(self._encoded(requests, ids, indices))
         timeout = self.timeout
         deadline = time.monotonic() + timeout
@@ -276,6 +306,8 @@ class SubprocessConnection:
             replies[index] = reply
             quarantine.answered(request)
             self._restarts = 0
+            yield from ready.take()
+            # After the yield: the time the caller spends on the reply is not the next one's.
             deadline = time.monotonic() + timeout
         process.finish_writing()
         return len(indices), False

@@ -42,6 +42,8 @@ reasoning to the thinking channel, the final delta is empty. Modes change that:
     huge-name N          declares an implementation name and version of N characters
     huge-error N         answers every request with an error message of N characters
     huge-unsupported N   answers every request `unsupported` with a message of N characters
+    daemon PATH          starts a daemon (forked twice, in a session of its own) that
+                         writes its process ID to PATH and sleeps
 
 Modes combine: `crash stderr-spam` crashes after spamming. Only the standard library is used,
 so it starts fast.
@@ -67,6 +69,7 @@ ARGUMENT_MODES = {
     "huge-name",
     "huge-error",
     "huge-unsupported",
+    "daemon",
 }
 ESCAPES = "\x1b[2J\x1b]0;pwned\x07"
 
@@ -179,6 +182,19 @@ def lines(modes: dict[str, str | None]) -> Iterator[list[str]]:
         yield [line.decode() for line in complete if line.strip()]
 
 
+def start_daemon(pidfile: Path) -> None:
+    """The classic double fork: the daemon leaves the session and its parent exits."""
+    if os.fork() == 0:
+        os.setsid()
+        if os.fork() == 0:
+            for fd in (0, 1, 2):
+                os.close(fd)
+            pidfile.write_text(str(os.getpid()))
+            time.sleep(3600)
+        os._exit(0)
+    os.wait()
+
+
 def main() -> int:
     modes = parse(sys.argv[1:])
     if "no-hello" in modes:
@@ -192,6 +208,8 @@ def main() -> int:
         marker.touch()
     if "pidfile" in modes:
         Path(modes["pidfile"] or "").write_text(str(os.getpid()))
+    if "daemon" in modes:
+        start_daemon(Path(modes["daemon"] or ""))
     replies = 0
     for batch in lines(modes):
         out = []

@@ -137,3 +137,47 @@ class PrintsEscapes(_Trigger):
 
     def attack(self) -> None:
         raise ValueError("\x1b[2J\x1b]0;pwned\x07cleared your screen")
+
+
+class Slow(Normalizer):
+    """Right, but slow: 5 ms per chunk, so a default run takes minutes (for stopping it)."""
+
+    def feed(self, chunk: Chunk) -> Delta:
+        time.sleep(0.005)
+        return super().feed(chunk)
+
+
+class RetriesForever(Normalizer):
+    """Slow, and each chunk is fed in a retry loop whose bare `except` swallows everything
+    raised into it: nothing raised inside it can stop it."""
+
+    def feed(self, chunk: Chunk) -> Delta:
+        while True:
+            try:
+                time.sleep(0.005)
+                return super().feed(chunk)
+            except:  # noqa: E722 - on purpose: this is the attack
+                continue
+
+
+class HangsOnThink(Normalizer):
+    """Hangs on every chunk containing `<think>`, in a loop that swallows everything: a third
+    of the requests of a default run, no two sharing a chunk."""
+
+    def feed(self, chunk: Chunk) -> Delta:
+        while "<think>" in (chunk.get("content") or ""):
+            try:
+                time.sleep(3600)
+            except:  # noqa: E722 - on purpose: this is the attack
+                continue
+        return super().feed(chunk)
+
+
+def exits_in_factory() -> Normalizer:
+    """A factory that calls `sys.exit(0)` instead of returning a normalizer."""
+    sys.exit(0)
+
+
+def interrupts_in_factory() -> Normalizer:
+    """A factory that raises `KeyboardInterrupt` itself (no one pressed Ctrl-C)."""
+    raise KeyboardInterrupt

@@ -1,0 +1,99 @@
+"""The thread a `python:` implementation runs on, so that the harness's main thread stays free.
+
+Python delivers signals (Ctrl-C, SIGTERM, the budget's alarm) to the main thread only, and
+only between bytecodes of the code it runs. With the implementation's code (its import, its
+factory and every call) on a thread of its own, the main thread only waits for each answer,
+with a time limit, and can always act: on a timeout or a stop it abandons the thread and goes
+on with a fresh one. Nothing has to be raised inside the implementation to stop the run, so
+one that catches everything (a bare `except` retrying forever) cannot keep the run alive. An
+abandoned thread is a daemon: the process does not wait for it at exit. It is asked once to
+stop (`Overtime`, raised in it asynchronously), which ends a loop that does not catch it and
+so gives its CPU back to the run.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import queue
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+
+class Overtime(BaseException):
+    """Raised inside the thread of an implementation that was abandoned (it ran past its
+    time, or the run ended), to end it. A BaseException so that `except Exception` lets it
+    through; an implementation that catches it anyway only keeps its own thread busy."""
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """How one call on the worker ended: its value, what it raised, or no answer in time."""
+
+    value: Any = None
+    error: BaseException | None = None
+    late: bool = False
+
+
+_LATE = Outcome(late=True)
+_Call = Callable[[], Any]
+
+
+class Worker:
+    """One daemon thread running an implementation's calls, one at a time."""
+
+    def __init__(self, name: str) -> None:
+        self._inbox: queue.SimpleQueue[_Call | None] = queue.SimpleQueue()
+        self._outbox: queue.SimpleQueue[Outcome] = queue.SimpleQueue()
+        self._abandoned = False
+        #: A call was handed over and its outcome not taken: the thread is in user code.
+        self._busy = False
+        self._thread = threading.Thread(target=self._loop, name=name, daemon=True)
+        self._thread.start()
+
+    def call(self, function: _Call, timeout: float | None) -> Outcome:
+        """`function()` on the worker thread. A late call leaves the worker abandoned (use
+        `replaced()`). Whatever the main thread's signal handlers raise while it waits (the
+        session's stop, a plain KeyboardInterrupt) propagates; `abandon()` then ends the worker."""
+        if self._abandoned:
+            raise RuntimeError("call() on an abandoned worker")
+        self._busy = True
+        self._inbox.put(function)
+        try:
+            outcome = self._outbox.get(timeout=timeout)
+        except queue.Empty:
+            self.abandon()
+            return _LATE
+        self._busy = False
+        return outcome
+
+    def replaced(self) -> Worker:
+        """This worker if it can take another call, else a fresh one."""
+        return Worker(self._thread.name) if self._abandoned else self
+
+    def abandon(self) -> None:
+        """Leave the thread to itself: it takes no more calls, and one it is in is ended
+        if it lets `Overtime` through."""
+        if self._abandoned:
+            return
+        self._abandoned = True
+        self._inbox.put(None)
+        if self._busy and self._thread.ident is not None:
+            ctypes.pythonapi.PyThreadState_SetAsyncExc(
+                ctypes.c_ulong(self._thread.ident), ctypes.py_object(Overtime)
+            )
+
+    def _loop(self) -> None:
+        inbox, outbox = self._inbox, self._outbox
+        try:
+            while (function := inbox.get()) is not None:
+                try:
+                    outcome = Outcome(value=function())
+                except BaseException as error:  # the implementation's, whatever it is
+                    outcome = Outcome(error=error)
+                if self._abandoned:
+                    return
+                outbox.put(outcome)
+        except Overtime:  # arrived between two calls: the thread ends all the same
+            return
