@@ -55,11 +55,31 @@ def budget_options(function: Callable[..., Any]) -> Callable[..., Any]:
     )(function)
     return click.option(
         "--budget",
-        type=click.FloatRange(0, min_open=True),
+        type=float,
+        callback=_checked_budget,
         metavar="SECONDS",
         help="Stop after this many seconds in all: what finished is reported, what did not "
         "is reported as not run, and the exit status is 1.",
     )(function)
+
+
+#: The longest --budget accepted: a week is already no limit, and the alarm that enforces the
+#: budget cannot be set much beyond what a platform's time_t holds.
+MAX_BUDGET = 7 * 24 * 3600.0
+
+
+def _checked_budget(
+    context: click.Context, parameter: click.Parameter, value: float | None
+) -> float | None:
+    # Written as `not (0 < value <= MAX)` so that NaN, which compares false, is refused too.
+    if value is not None and not (0 < value <= MAX_BUDGET):
+        fail(
+            UsageError(
+                f"--budget {value:g}: give seconds for the whole run, more than 0 and at most "
+                f"{MAX_BUDGET:g} (a week)"
+            )
+        )
+    return value
 
 
 def options_option(help_text: str) -> Callable[[Any], Any]:
