@@ -137,3 +137,26 @@ class PrintsEscapes(_Trigger):
 
     def attack(self) -> None:
         raise ValueError("\x1b[2J\x1b]0;pwned\x07cleared your screen")
+
+
+class Prints(Normalizer):
+    """Prints as it works, as debugging code and chatty libraries do: when made, and at every
+    chunk, to standard output, and once straight to file descriptor 1, as C code would."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        print("made a normalizer")
+        os.write(1, b"from C, say\n")
+
+    def feed(self, chunk: Chunk) -> Delta:
+        print(f"feeding {chunk!r}")
+        return super().feed(chunk)
+
+
+class ChangesDirectory(Normalizer):
+    """Changes the working directory of its process at every stream, as a library that
+    `os.chdir`s into a cache or temporary directory does."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        os.chdir(os.environ.get("CONFORMANCE_TEST_CHDIR", "/"))
