@@ -88,7 +88,8 @@ def fuzz_session(
     for directory in settings.case_dirs:
         if directory.is_dir():
             taken |= load_retired(directory)
-    found_dir = (settings.report_dir or Path("reports") / "fuzz") / "found"
+    # Absolute now: an implementation that changes directory must not move the found cases.
+    found_dir = (settings.report_dir or Path("reports") / "fuzz").absolute() / "found"
     share = job_seconds(settings.seconds, len(specs) * len(settings.properties), settings.workers)
     database = open_database(settings.database)
 
@@ -181,7 +182,10 @@ def execute_fuzz(
     settings: FuzzSettings, *, echo: Callable[..., None], handlers: Sequence[Handler] = ()
 ) -> int:
     """`conformance fuzz`: the standard handlers plus `handlers`; returns the exit status."""
-    from conformance.session.handlers import standard_handlers
+    from conformance.session.handlers import release, standard_handlers
 
     standard = standard_handlers(settings.report_dir, echo)
-    return fuzz_session(settings, [*standard, *handlers], echo=echo)
+    try:
+        return fuzz_session(settings, [*standard, *handlers], echo=echo)
+    finally:
+        release(standard)

@@ -151,7 +151,10 @@ def execute(
     settings: RunSettings, *, echo: Callable[..., None], handlers: Sequence[Handler] = ()
 ) -> int:
     """`conformance run`: the standard handlers plus `handlers`; returns the exit status."""
-    from conformance.session.handlers import standard_handlers
+    from conformance.session.handlers import release, standard_handlers
 
     standard = standard_handlers(settings.report_dir, echo)
-    return run_session(settings, [*standard, *handlers], echo=echo).status
+    try:
+        return run_session(settings, [*standard, *handlers], echo=echo).status
+    finally:
+        release(standard)
