@@ -610,3 +610,73 @@ def test_a_300_character_label_in_fuzz_gives_a_short_file_name(tmp_path: Path) -
     assert done.returncode == 1, done.stderr
     (found,) = (tmp_path / "found").iterdir()
     assert len(found.name) < 120 and found.name.startswith("x" * 40)
+
+
+# --- issue 21, item 8: start-up time apart from request time -------------------------------------
+
+
+def test_the_start_timeout_is_its_own_flag_and_says_so(tmp_path: Path) -> None:
+    done = cli(
+        "run",
+        "--impl",
+        fake("slow-start", "2"),
+        "--id",
+        "DNTX",
+        "--no-growth",
+        "--timeout",
+        "30",
+        "--start-timeout",
+        "0.5",
+        "--report-dir",
+        tmp_path,
+    )
+    assert done.returncode == 2, done.stderr
+    assert "did not answer hello within 0.5 s (--start-timeout)" in done.stderr
+    bad = cli("run", "--start-timeout", "nan", "--report-dir", tmp_path)
+    one_line_error(bad, "--start-timeout nan")
+
+
+def test_the_start_time_is_reported(tmp_path: Path) -> None:
+    done = cli(
+        "run",
+        "--impl",
+        "reference",
+        "--impl",
+        fake("slow-start", "0.3"),
+        "--id",
+        "DNTX",
+        "--no-growth",
+        "--report-dir",
+        tmp_path,
+    )
+    assert done.returncode == 1, done.stderr  # the fake echoes, and fails the case
+    data = json.loads((tmp_path / "results.json").read_text("utf-8"))
+    reference, slow = data["implementations"]
+    assert 0 <= reference["start_seconds"] < 0.3 <= slow["start_seconds"] < 30
+    reread = load_json(tmp_path / "results.json").implementations[1]
+    assert reread.start_seconds == slow["start_seconds"]
+    line = f"Start-up time: reference {reference['start_seconds']:.2f} s; 0.3 "
+    assert line in (tmp_path / "report.md").read_text("utf-8")
+    assert "Start-up time: reference" in (tmp_path / "report.html").read_text("utf-8")
+
+
+@pytest.mark.slow
+def test_a_slow_importing_implementation_starts_under_the_default_timeouts(
+    tmp_path: Path,
+) -> None:
+    """As LiteLLM or transformers import: longer than the 5 s request timeout."""
+    done = cli(
+        "run",
+        "--impl",
+        fake("slow-start", "7"),
+        "--id",
+        "DNTX",
+        "--no-growth",
+        "--report-dir",
+        tmp_path,
+    )
+    assert done.returncode == 1, done.stderr  # the fake echoes: judged, and failing
+    (slow,) = json.loads((tmp_path / "results.json").read_text("utf-8"))["implementations"]
+    assert slow["failure"] is None
+    assert 7 <= slow["start_seconds"] < 60
+    assert slow["summary"]["FAIL"] > 0 and slow["summary"]["ERROR"] == 0

@@ -12,7 +12,7 @@ import click
 
 from conformance.errors import ConformanceError, UsageError
 from conformance.transport.connections import Connection
-from conformance.transport.spec import check_timeout
+from conformance.transport.spec import DEFAULT_START_TIMEOUT, check_start_timeout, check_timeout
 
 cases_option = click.option(
     "--cases",
@@ -99,6 +99,17 @@ def timeout_option(default: float = 5.0, why: str = "") -> Callable[[Any], Any]:
     )
 
 
+start_timeout_option = click.option(
+    "--start-timeout",
+    type=float,
+    default=DEFAULT_START_TIMEOUT,
+    show_default=True,
+    callback=lambda context, parameter, value: _checked(check_start_timeout, value),
+    help="Seconds an implementation may take to start (a process's answer to hello: "
+    "starting its runtime, importing its libraries), apart from --timeout.",
+)
+
+
 def exit_with(command: Callable[[], int]) -> NoReturn:
     """Run a command's session and exit with its status; an error is one line (`fail`)."""
     try:
@@ -109,8 +120,12 @@ def exit_with(command: Callable[[], int]) -> NoReturn:
 
 
 def _checked_timeout(context: click.Context, parameter: click.Parameter, value: float) -> float:
+    return _checked(check_timeout, value)
+
+
+def _checked(check: Callable[[float], float], value: float) -> float:
     try:
-        return check_timeout(value)
+        return check(value)
     except ConformanceError as error:
         fail(error)
 

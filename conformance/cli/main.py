@@ -21,6 +21,7 @@ from conformance.cli.common import (
     fail,
     options_option,
     report_dir_option,
+    start_timeout_option,
     timeout_option,
     usage_error,
 )
@@ -108,6 +109,7 @@ def main() -> None:
     "(default: ./expectations if it exists).",
 )
 @timeout_option()
+@start_timeout_option
 @click.option(
     "--validate-protocol",
     is_flag=True,
@@ -138,6 +140,7 @@ def run(
     report_dir: Path,
     expectations_dir: Path | None,
     timeout: float,
+    start_timeout: float,
     validate_protocol: bool,
     no_growth: bool,
     strict_growth: bool,
@@ -166,6 +169,7 @@ def run(
         expectations_dir=expectations_dir
         or (Path("expectations") if Path("expectations").is_dir() else None),
         timeout=timeout,
+        start_timeout=start_timeout,
         validate_protocol=validate_protocol,
         budget=budget,
         allow_unjudged=allow_unjudged,
@@ -227,6 +231,7 @@ def run(
     default=Path("reports") / "fuzz",
 )
 @timeout_option()
+@start_timeout_option
 @budget_options
 def fuzz(
     impls: tuple[str, ...],
@@ -239,6 +244,7 @@ def fuzz(
     workers: int,
     report_dir: Path,
     timeout: float,
+    start_timeout: float,
     budget: float | None,
     allow_unjudged: bool,
 ) -> None:
@@ -257,6 +263,7 @@ def fuzz(
         workers=workers,
         report_dir=report_dir,
         timeout=timeout,
+        start_timeout=start_timeout,
         budget=budget,
         allow_unjudged=allow_unjudged,
     )

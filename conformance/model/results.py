@@ -188,6 +188,9 @@ class ImplementationRun:
     fuzz: list[FuzzResult] = field(default_factory=list)
     #: Selected checks (or properties) never run, because the session stopped early.
     not_run: int = 0
+    #: Seconds from launching the implementation to its answering `hello` (for `python:`,
+    #: importing it and making a first normalizer); None where it was not started here.
+    start_seconds: float | None = None
 
     @property
     def summary(self) -> dict[str, int]:
@@ -242,6 +245,11 @@ class Run:
                     "results": [result.to_json() for result in run.results],
                     **({"fuzz": [result.to_json() for result in run.fuzz]} if run.fuzz else {}),
                     **({"not_run": run.not_run} if run.not_run else {}),
+                    **(
+                        {"start_seconds": round(run.start_seconds, 3)}
+                        if run.start_seconds is not None
+                        else {}
+                    ),
                 }
                 for run in self.implementations
             ],
@@ -260,7 +268,12 @@ class Run:
             fuzz = [FuzzResult.from_json(r) for r in entry.get("fuzz", ())]
             implementations.append(
                 ImplementationRun(
-                    info, results, entry.get("failure"), fuzz, entry.get("not_run", 0)
+                    info,
+                    results,
+                    entry.get("failure"),
+                    fuzz,
+                    entry.get("not_run", 0),
+                    entry.get("start_seconds"),
                 )
             )
         return cls(

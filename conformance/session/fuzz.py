@@ -23,7 +23,7 @@ from conformance.session.orchestrator import Context, Job, Session, SessionSetti
 from conformance.session.run import implementation_specs
 from conformance.transport.connections import Connection
 from conformance.transport.impls import connect
-from conformance.transport.spec import ImplementationSpec
+from conformance.transport.spec import DEFAULT_START_TIMEOUT, ImplementationSpec
 
 DEFAULT_EXAMPLES = 500
 DEFAULT_DATABASE = ".hypothesis/conformance"
@@ -47,6 +47,8 @@ class FuzzSettings:
     workers: int = 1
     report_dir: Path | None = Path("reports") / "fuzz"
     timeout: float = 5.0
+    #: Seconds each implementation may take to start, apart from `timeout` per request.
+    start_timeout: float = DEFAULT_START_TIMEOUT
     #: A hard limit for the whole session (what is not fuzzed by then is reported not run).
     budget: float | None = None
     allow_unjudged: bool = False
@@ -146,7 +148,12 @@ def fuzz_session(
                 context.emit(result)
 
         def opened() -> Connection:
-            return connect(spec, timeout=settings.timeout, validate_protocol=False)
+            return connect(
+                spec,
+                timeout=settings.timeout,
+                validate_protocol=False,
+                start_timeout=settings.start_timeout,
+            )
 
         return Job(spec, len(settings.properties), work, opened)
 

@@ -24,7 +24,12 @@ from conformance.session.orchestrator import (
 )
 from conformance.transport.connections import Connection
 from conformance.transport.impls import connect
-from conformance.transport.spec import ImplementationSpec, parse_impl, parse_options
+from conformance.transport.spec import (
+    DEFAULT_START_TIMEOUT,
+    ImplementationSpec,
+    parse_impl,
+    parse_options,
+)
 
 __all__ = [
     "RunSettings",
@@ -44,6 +49,8 @@ class RunSettings:
     expectations_dir: Path | None
     timeout: float
     validate_protocol: bool
+    #: Seconds each implementation may take to start, apart from `timeout` per request.
+    start_timeout: float = DEFAULT_START_TIMEOUT
     budget: float | None = None
     allow_unjudged: bool = False
     #: The growth check (SPEC 14) after the cases, or None for none (`--no-growth`).
@@ -128,7 +135,10 @@ def run_session(
 
         def opened() -> Connection:
             return connect(
-                spec, timeout=settings.timeout, validate_protocol=settings.validate_protocol
+                spec,
+                timeout=settings.timeout,
+                validate_protocol=settings.validate_protocol,
+                start_timeout=settings.start_timeout,
             )
 
         return Job(spec, total, work, opened)

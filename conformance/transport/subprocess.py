@@ -35,11 +35,13 @@ from conformance.transport.codec import (
 )
 from conformance.transport.process import EndOfOutput, Process
 from conformance.transport.quarantine import Quarantine
-from conformance.transport.spec import DEFAULT_TIMEOUT, ImplementationSpec, effective_options
+from conformance.transport.spec import (
+    DEFAULT_START_TIMEOUT,
+    DEFAULT_TIMEOUT,
+    ImplementationSpec,
+    effective_options,
+)
 
-#: Starting a runtime (a JVM, `npx`, a cold Python) can take longer than answering a request,
-#: so `hello` gets at least this long even when the request timeout is short.
-MIN_START_TIMEOUT = 5.0
 #: Restarts in a row without a single reply in between before the harness gives up.
 MAX_RESTARTS = 3
 #: Requests encoded per write: small enough that the implementation starts early.
@@ -71,7 +73,7 @@ class SubprocessConnection:
         *,
         timeout: float = DEFAULT_TIMEOUT,
         validate_protocol: bool = False,
-        start_timeout: float | None = None,
+        start_timeout: float = DEFAULT_START_TIMEOUT,
         max_restarts: int = MAX_RESTARTS,
         env: Mapping[str, str] | None = None,
     ) -> None:
@@ -79,8 +81,7 @@ class SubprocessConnection:
         self.env = env
         self.spec = spec
         self.timeout = timeout
-        if start_timeout is None:
-            start_timeout = max(timeout, MIN_START_TIMEOUT)
+        #: For `hello` (starting a runtime, importing libraries), apart from `timeout`.
         self.start_timeout = start_timeout
         self.codec = ClientCodec(validate_protocol)
         self.quarantine = Quarantine()
@@ -141,9 +142,9 @@ class SubprocessConnection:
             ) from None
         if line is None:
             raise _StartFailure(
-                f"did not answer hello within {self.start_timeout:g} s{process.unfinished()}. "
-                "It must answer each request line on standard input with one JSON line on "
-                "standard output, and flush it (docs/PROTOCOL.md)",
+                f"did not answer hello within {self.start_timeout:g} s{process.unfinished()} "
+                "(--start-timeout). It must answer each request line on standard input with "
+                "one JSON line on standard output, and flush it (docs/PROTOCOL.md)",
                 process.tail(),
             )
         try:
