@@ -99,7 +99,12 @@ def timeout_option(default: float = 5.0, why: str = "") -> Callable[[Any], Any]:
     )
 
 
-start_timeout_option = click.option(
+def timeout_options(function: Callable[..., Any]) -> Callable[..., Any]:
+    """--timeout per request and --start-timeout, apart: starting may take far longer."""
+    return timeout_option()(_start_timeout_option(function))
+
+
+_start_timeout_option = click.option(
     "--start-timeout",
     type=float,
     default=DEFAULT_START_TIMEOUT,

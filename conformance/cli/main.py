@@ -21,8 +21,7 @@ from conformance.cli.common import (
     fail,
     options_option,
     report_dir_option,
-    start_timeout_option,
-    timeout_option,
+    timeout_options,
     usage_error,
 )
 from conformance.cli.implementations import bench, fingerprint, matrix, smoke
@@ -108,8 +107,7 @@ def main() -> None:
     help="Directory of expected-failure files `<NAME>.yaml` "
     "(default: ./expectations if it exists).",
 )
-@timeout_option()
-@start_timeout_option
+@timeout_options
 @click.option(
     "--validate-protocol",
     is_flag=True,
@@ -230,8 +228,7 @@ def run(
     "Reports go here, and minimal failing cases into its `found/`.",
     default=Path("reports") / "fuzz",
 )
-@timeout_option()
-@start_timeout_option
+@timeout_options
 @budget_options
 def fuzz(
     impls: tuple[str, ...],
@@ -371,9 +368,6 @@ def taxonomy(case_dirs: tuple[Path, ...], target: Path | None, check_file: Path 
             sys.exit(EXIT_FAILED)
     if target is None and check_file is None:
         click.echo(table, nl=False)
-
-
-# --- conformance diff: compare two results documents (reports/_diff.py) ----------------------
 
 
 @main.command("diff")

@@ -33,6 +33,7 @@ from conformance.transport.codec import (
     ProtocolError,
     encode_request,
 )
+from conformance.transport.cputime import GroupClock
 from conformance.transport.process import EndOfOutput, Process
 from conformance.transport.quarantine import Quarantine
 from conformance.transport.spec import (
@@ -95,6 +96,7 @@ class SubprocessConnection:
         #: One request at a time, since a recent timeout.
         self._lockstep = False
         self._closed = False
+        self._clock: GroupClock | None = None
         try:
             self._process, hello = self._launch()
         except _StartFailure as failure:
@@ -289,6 +291,16 @@ class SubprocessConnection:
         for low in range(0, len(indices), WRITE_SLICE):
             chosen = indices[low : low + WRITE_SLICE]
             yield b"".join(encode_request(requests[i], ids[i]) for i in chosen)
+
+    def cpu_seconds(self) -> float | None:
+        """CPU seconds the implementation's process group has used so far (the growth check's
+        clock), or None when it has no process or the system does not say."""
+        process = self._process
+        if process is None:
+            return None
+        if self._clock is None or self._clock.group != process.popen.pid:  # a restart
+            self._clock = GroupClock(process.popen.pid)
+        return self._clock.seconds()
 
     # ending
 
