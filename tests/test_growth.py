@@ -247,13 +247,13 @@ def test_what_cannot_be_measured_is_skipped_with_the_reason() -> None:
 
 def test_an_implementation_too_slow_for_4_kb_is_measured_below_and_flagged() -> None:
     """The attack: a quadratic implementation whose 4 KB stream took 1.52 s was SKIP ("the
-    10 KB one would not fit in the 2 s budget"). Scaled down tenfold here: 4 KB in 0.15 s
-    against a 0.2 s budget."""
-    slow = Simulated(lambda n: 0.15 * (n / 4096) ** 2)
-    result = growth_result(slow, GrowthSettings(budget=0.2))  # type: ignore[arg-type]
+    10 KB one would not fit in the 2 s budget"). Scaled down fourfold here: 4 KB in 0.4 s
+    against a 0.5 s budget (in sleeps, whose overshoot on a loaded machine is milliseconds)."""
+    slow = Simulated(lambda n: 0.4 * (n / 4096) ** 2)
+    result = growth_result(slow, GrowthSettings(budget=0.5))  # type: ignore[arg-type]
     assert result.verdict is Verdict.NON_STRICT, result.reason
     assert result.growth is not None and result.growth["sizes"][0] < 4096
-    assert result.growth["exponent"] > 1.8
+    assert result.growth["exponent"] > 1.5
     assert "measured from" in result.reason and "below 4 KB" in result.reason
 
 
@@ -271,7 +271,8 @@ def test_a_timeout_caused_by_growth_is_growth() -> None:
     sim = Simulated(lambda n: 2e-6 * n, timeout_at=4096, timeout=0.3)
     result = growth_result(sim)  # type: ignore[arg-type]
     assert result.verdict is Verdict.NON_STRICT, result.reason
-    assert "the 4 KB stream got no reply in 0.3 s, an exponent of at least" in result.reason
+    assert "the 4 KB stream got no reply in 0." in result.reason
+    assert "an exponent of at least" in result.reason
     assert result.growth is not None and result.growth["timed_out"]["size"] == 4096
     assert result.growth["exponent"] < 1.3  # the answered lengths alone look linear
     strict = judge_growth(measure(sim), GrowthSettings(strict=True))  # type: ignore[arg-type]
@@ -280,9 +281,10 @@ def test_a_timeout_caused_by_growth_is_growth() -> None:
 
 def test_a_timeout_a_linear_implementation_would_also_hit_is_not_growth() -> None:
     """A timeout no steeper than the answered lengths: not evidence of growth."""
-    sim = Simulated(lambda n: 2e-5 * n, timeout_at=65536, timeout=65536 * 2e-5)
-    result = growth_result(sim)  # type: ignore[arg-type]
+    sim = Simulated(lambda n: 1e-5 * n, timeout_at=26008, timeout=26008 * 1e-5)
+    result = growth_result(sim, GrowthSettings(budget=3.0))  # type: ignore[arg-type]
     assert result.verdict is Verdict.PASS, result.reason
+    assert result.growth is not None and result.growth["timed_out"]["size"] == 26008
 
 
 @pytest.fixture
