@@ -550,7 +550,7 @@ def test_two_real_runs_on_one_report_directory_never_mix_their_reports(tmp_path:
     slow = conformance_popen(
         "run",
         "--impl",
-        fake("slow", "0.3"),
+        fake("slow", "0.05"),
         "--id",
         "DNTX",
         "--no-growth",
