@@ -106,6 +106,30 @@ def test_bad_options_are_refused(options, message):
         Options.from_mapping(options)
 
 
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        ({"matching": "fuzzy"}, "cannot be 'fuzzy'"),
+        ({"start_in_reasoning": 1}, "cannot be 1"),
+        ({"delimiters": "nope"}, "cannot be 'nope'"),
+        ({"delimiters": ()}, "at least one pair"),
+        ({"delimiters": (("", "</t>"),)}, "must be {'open': str, 'close': str}"),
+        ({"delimiters": (("<t", "</t>"), ("<tt", "</tt>"))}, "is a prefix of"),
+    ],
+)
+def test_the_public_constructor_refuses_what_from_mapping_refuses(options, message):
+    """`Options(...)` is the public way to build options: it refuses the grammars the other
+    entries refuse, where the C and regular-expression scans would disagree."""
+    with pytest.raises(OptionsError, match=message.replace("(", r"\(").replace("{", r"\{")):
+        Options(**options)
+
+
+def test_the_public_constructor_takes_pairs_as_json_gives_them():
+    options = Options(delimiters=[{"open": "<<", "close": ">>"}])
+    assert options.delimiters == (("<<", ">>"),)
+    assert options == Options.from_mapping({"delimiters": [["<<", ">>"]]})
+
+
 def test_custom_delimiters():
     options = {"delimiters": [{"open": "<<", "close": ">>"}]}
     assert stream(["a<", "<b>", ">c"], options) == {"assistant": "ac", "thinking": "b"}

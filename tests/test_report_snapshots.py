@@ -29,6 +29,7 @@ def run() -> Run:
     cases = [case for case in bundled_corpus().cases if case.id in ("A3M8", "DNTX")]
     impl = connect(parse_impl("python:tests.fakes.broken_impls:PerChunkRegex"))
     results = run_implementation(impl, cases, checks=["whole", "stream", "chars"])
+    results.start_seconds = 0.25  # as the session measures it, fixed for the snapshot
     done = new_run([results], {}, started=datetime(2026, 1, 1, tzinfo=UTC))
     done.duration = 0.0
     return done

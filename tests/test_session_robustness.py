@@ -409,3 +409,274 @@ def test_run_then_fuzz_leaves_the_run_reports_intact(tmp_path: Path) -> None:
     assert fuzz.returncode == 0, fuzz.stderr
     assert (tmp_path / "reports" / "run" / "junit.xml").read_bytes() == junit
     assert (tmp_path / "reports" / "fuzz" / "junit.xml").exists()
+
+
+# --- issue 21, item 6: one line with exit status 2, never a traceback ----------------------------
+
+
+def one_line_error(done, *words: str) -> None:  # type: ignore[no-untyped-def]
+    assert done.returncode == 2, done.stderr
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: "), done.stderr
+    assert all(word in lines[0] for word in words), lines[0]
+
+
+@pytest.mark.parametrize("budget", ["nan", "inf", "1e308", "-3"])
+def test_a_budget_that_is_not_a_time_is_a_usage_error(tmp_path: Path, budget: str) -> None:
+    done = cli("run", "--id", "DNTX", "--budget", budget, "--report-dir", tmp_path)
+    one_line_error(done, "--budget")
+
+
+def test_a_deeply_nested_keyword_expression_is_a_usage_error(tmp_path: Path) -> None:
+    expression = "(" * 10_000 + "split" + ")" * 10_000
+    done = cli("run", "-k", expression, "--report-dir", tmp_path)
+    one_line_error(done, "-k", "nested too deeply")
+    assert len(done.stderr) < 300
+
+
+def test_a_complex_mapping_key_in_a_case_file_is_a_case_file_error(tmp_path: Path) -> None:
+    cases = tmp_path / "cases"
+    cases.mkdir()
+    (cases / "bad.yaml").write_text("category: x\ncases:\n  ? [a, b]\n  : c\n", "utf-8")
+    done = cli("run", "--cases", cases, "--report-dir", tmp_path / "reports")
+    assert done.returncode == 2
+    assert "bad.yaml:3: a mapping key must be a plain value" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_a_report_directory_that_cannot_be_made_is_refused_before_the_run(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "a-file").write_text("", "utf-8")
+    done = cli("run", "--impl", fake("hang-hello"), "--report-dir", tmp_path / "a-file" / "sub")
+    one_line_error(done, "cannot write reports to", "a-file")
+    assert "implementation" not in done.stdout  # refused before anything ran
+
+
+def test_a_full_disk_when_the_reports_are_written_is_one_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import errno
+
+    import conformance.reports
+
+    def full(path: Path, text: str) -> None:
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    monkeypatch.setattr(conformance.reports, "write_atomically", full)
+    done = cli("run", "--id", "DNTX", "--no-growth", "--report-dir", tmp_path)
+    one_line_error(done, "cannot write reports to", "the disk is full")
+    assert "reference" in done.stdout  # the summary is shown all the same
+
+
+def test_a_full_disk_before_the_run_is_refused_before_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import errno
+
+    real_write = os.write
+
+    def full(fd: int, data: bytes) -> int:
+        if os.readlink(f"/proc/self/fd/{fd}").startswith(str(tmp_path)):
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        return real_write(fd, data)
+
+    monkeypatch.setattr(os, "write", full)
+    done = cli("run", "--impl", fake("hang-hello"), "--report-dir", tmp_path)
+    one_line_error(done, "the disk is full")
+
+
+def test_a_second_run_on_the_same_report_directory_is_refused_naming_the_first(
+    tmp_path: Path,
+) -> None:
+    from conformance.session.report_dir import LOCK_NAME, ReportDirectory, ReportDirError
+
+    first = ReportDirectory(tmp_path / "reports")
+    try:
+        done = cli("run", "--id", "DNTX", "--report-dir", tmp_path / "reports")
+        one_line_error(done, "another run", f"pid {os.getpid()}", "--report-dir")
+        with pytest.raises(ReportDirError):
+            ReportDirectory(tmp_path / "reports")
+    finally:
+        first.release()
+    assert (tmp_path / "reports" / LOCK_NAME).exists()
+    done = cli("run", "--id", "DNTX", "--no-growth", "--report-dir", tmp_path / "reports")
+    assert done.returncode == 0, done.stderr
+    # And a run that failed early gave the directory back.
+    assert cli("run", "-k", "nomatch", "--report-dir", tmp_path / "reports").returncode == 2
+    ReportDirectory(tmp_path / "reports").release()
+
+
+def test_a_stale_lock_of_a_dead_run_is_taken_over(tmp_path: Path) -> None:
+    from conformance.session.report_dir import LOCK_NAME, ReportDirectory
+
+    directory = tmp_path / "reports"
+    directory.mkdir()
+    # A lock still held, by a process the dead run left behind, with the dead run's pid.
+    dead = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout.strip()
+    (directory / LOCK_NAME).write_text(f"{dead}\n", "utf-8")
+    holder = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import fcntl, os, sys, time; fd = os.open(sys.argv[1], os.O_RDWR); "
+            "fcntl.flock(fd, fcntl.LOCK_EX); print('held', flush=True); time.sleep(60)",
+            str(directory / LOCK_NAME),
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert holder.stdout is not None and holder.stdout.readline() == "held\n"
+        claimed = ReportDirectory(directory)
+        assert (directory / LOCK_NAME).read_text("utf-8") == f"{os.getpid()}\n"
+        claimed.release()
+    finally:
+        holder.kill()
+        holder.wait()
+
+
+@pytest.mark.slow
+def test_two_real_runs_on_one_report_directory_never_mix_their_reports(tmp_path: Path) -> None:
+    """The attack: two runs at once on one directory left one's junit.xml beside the other's
+    results. Now the second is refused with exit status 2 while the first holds it."""
+    from .helpers import conformance_popen
+
+    slow = conformance_popen(
+        "run",
+        "--impl",
+        fake("slow", "0.05"),
+        "--id",
+        "DNTX",
+        "--no-growth",
+        "--report-dir",
+        tmp_path,
+    )
+    try:
+        deadline = time.monotonic() + 30
+        while not (tmp_path / ".conformance.lock").exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        second = cli("run", "--id", "DNTX", "--no-growth", "--report-dir", tmp_path)
+        one_line_error(second, "another run", f"pid {slow.pid}")
+    finally:
+        slow.wait(60)
+
+
+def test_reports_stay_where_the_run_started_when_the_implementation_changes_directory(
+    tmp_path: Path,
+) -> None:
+    start, elsewhere = tmp_path / "start", tmp_path / "elsewhere"
+    start.mkdir()
+    elsewhere.mkdir()
+    done = cli(
+        "run",
+        "--impl",
+        "python:tests.fakes.hostile_impls:ChangesDirectory",
+        "--id",
+        "DNTX",
+        "--no-growth",
+        "--report-dir",
+        "reports",
+        cwd=start,
+        env={"CONFORMANCE_TEST_CHDIR": str(elsewhere), "PYTHONPATH": str(ROOT)},
+    )
+    assert done.returncode == 0, done.stderr
+    assert (start / "reports" / "results.json").exists()
+    assert not (elsewhere / "reports").exists()
+
+
+def test_a_300_character_label_in_fuzz_gives_a_short_file_name(tmp_path: Path) -> None:
+    label = "x" * 300
+    done = cli(
+        "fuzz",
+        "--impl",
+        f"{label}=python:tests.fakes.broken_impls:NoCarry",
+        "--property",
+        "differential",
+        "--max-examples",
+        "30",
+        "--database",
+        "none",
+        "--seed",
+        "1",
+        "--report-dir",
+        tmp_path,
+    )
+    assert done.returncode == 1, done.stderr
+    (found,) = (tmp_path / "found").iterdir()
+    assert len(found.name) < 120 and found.name.startswith("x" * 40)
+
+
+# --- issue 21, item 8: start-up time apart from request time -------------------------------------
+
+
+def test_the_start_timeout_is_its_own_flag_and_says_so(tmp_path: Path) -> None:
+    done = cli(
+        "run",
+        "--impl",
+        fake("slow-start", "2"),
+        "--id",
+        "DNTX",
+        "--no-growth",
+        "--timeout",
+        "30",
+        "--start-timeout",
+        "0.5",
+        "--report-dir",
+        tmp_path,
+    )
+    assert done.returncode == 2, done.stderr
+    assert "did not answer hello within 0.5 s (--start-timeout)" in done.stderr
+    bad = cli("run", "--start-timeout", "nan", "--report-dir", tmp_path)
+    one_line_error(bad, "--start-timeout nan")
+
+
+def test_the_start_time_is_reported(tmp_path: Path) -> None:
+    done = cli(
+        "run",
+        "--impl",
+        "reference",
+        "--impl",
+        fake("slow-start", "0.3"),
+        "--id",
+        "DNTX",
+        "--no-growth",
+        "--report-dir",
+        tmp_path,
+    )
+    assert done.returncode == 1, done.stderr  # the fake echoes, and fails the case
+    data = json.loads((tmp_path / "results.json").read_text("utf-8"))
+    reference, slow = data["implementations"]
+    assert 0 <= reference["start_seconds"] < 0.3 <= slow["start_seconds"] < 30
+    reread = load_json(tmp_path / "results.json").implementations[1]
+    assert reread.start_seconds == slow["start_seconds"]
+    line = f"Start-up time: reference {reference['start_seconds']:.2f} s; 0.3 "
+    assert line in (tmp_path / "report.md").read_text("utf-8")
+    assert "Start-up time: reference" in (tmp_path / "report.html").read_text("utf-8")
+
+
+@pytest.mark.slow
+def test_a_slow_importing_implementation_starts_under_the_default_timeouts(
+    tmp_path: Path,
+) -> None:
+    """As LiteLLM or transformers import: longer than the 5 s request timeout."""
+    done = cli(
+        "run",
+        "--impl",
+        fake("slow-start", "7"),
+        "--id",
+        "DNTX",
+        "--no-growth",
+        "--report-dir",
+        tmp_path,
+    )
+    assert done.returncode == 1, done.stderr  # the fake echoes: judged, and failing
+    (slow,) = json.loads((tmp_path / "results.json").read_text("utf-8"))["implementations"]
+    assert slow["failure"] is None
+    assert 7 <= slow["start_seconds"] < 60
+    assert slow["summary"]["FAIL"] > 0 and slow["summary"]["ERROR"] == 0

@@ -115,6 +115,22 @@ def test_isolation_turns_a_segfault_into_an_error() -> None:
     assert isinstance(replies[1], Ok)
 
 
+def test_isolation_keeps_what_the_implementation_prints_off_the_protocol() -> None:
+    connection = python("Prints", kind="python-isolated")
+    try:
+        replies = connection.send([stream("<think>a</think>b"), stream("c")])
+        assert all(isinstance(reply, Ok) for reply in replies), replies
+        assert isinstance(replies[0], Ok) and replies[0].deltas is not None
+        assert "".join(d["assistant"] for d in replies[0].deltas) == "b"
+        # What it printed went to standard error, where a failure would show it.
+        process = connection._process
+        assert process is not None
+        tail = process.tail() or ""
+        assert "made a normalizer" in tail and "from C, say" in tail and "feeding" in tail
+    finally:
+        connection.close()
+
+
 def test_isolation_declares_what_the_factory_declares() -> None:
     connection = connect(parse_impl("iso=python-isolated:tests.fakes.broken_impls:NoFlush"))
     try:

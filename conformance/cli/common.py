@@ -16,7 +16,7 @@ from conformance.engine.coverage import DEFAULT_MIN_JUDGED
 from conformance.errors import ConformanceError, UsageError
 from conformance.model.c_scan import C_SCAN_STATUS
 from conformance.transport.connections import Connection
-from conformance.transport.spec import check_timeout
+from conformance.transport.spec import DEFAULT_START_TIMEOUT, check_start_timeout, check_timeout
 
 cases_option = click.option(
     "--cases",
@@ -78,11 +78,31 @@ def budget_options(function: Callable[..., Any]) -> Callable[..., Any]:
     )(command)
     return click.option(
         "--budget",
-        type=click.FloatRange(0, min_open=True),
+        type=float,
+        callback=_checked_budget,
         metavar="SECONDS",
         help="Stop after this many seconds in all: what finished is reported, what did not "
         "is reported as not run, and the exit status is 1.",
     )(command)
+
+
+#: The longest --budget accepted: a week is already no limit, and the alarm that enforces the
+#: budget cannot be set much beyond what a platform's time_t holds.
+MAX_BUDGET = 7 * 24 * 3600.0
+
+
+def _checked_budget(
+    context: click.Context, parameter: click.Parameter, value: float | None
+) -> float | None:
+    # Written as `not (0 < value <= MAX)` so that NaN, which compares false, is refused too.
+    if value is not None and not (0 < value <= MAX_BUDGET):
+        fail(
+            UsageError(
+                f"--budget {value:g}: give seconds for the whole run, more than 0 and at most "
+                f"{MAX_BUDGET:g} (a week)"
+            )
+        )
+    return value
 
 
 def options_option(help_text: str) -> Callable[[Any], Any]:
@@ -102,6 +122,22 @@ def timeout_option(default: float = 5.0, why: str = "") -> Callable[[Any], Any]:
     )
 
 
+def timeout_options(function: Callable[..., Any]) -> Callable[..., Any]:
+    """--timeout per request and --start-timeout, apart: starting may take far longer."""
+    return timeout_option()(_start_timeout_option(function))
+
+
+_start_timeout_option = click.option(
+    "--start-timeout",
+    type=float,
+    default=DEFAULT_START_TIMEOUT,
+    show_default=True,
+    callback=lambda context, parameter, value: _checked(check_start_timeout, value),
+    help="Seconds an implementation may take to start (a process's answer to hello: "
+    "starting its runtime, importing its libraries), apart from --timeout.",
+)
+
+
 def exit_with(command: Callable[[], int]) -> NoReturn:
     """Run a command's session and exit with its status; an error is one line (`fail`)."""
     try:
@@ -112,8 +148,12 @@ def exit_with(command: Callable[[], int]) -> NoReturn:
 
 
 def _checked_timeout(context: click.Context, parameter: click.Parameter, value: float) -> float:
+    return _checked(check_timeout, value)
+
+
+def _checked(check: Callable[[float], float], value: float) -> float:
     try:
-        return check_timeout(value)
+        return check(value)
     except ConformanceError as error:
         fail(error)
 

@@ -21,7 +21,7 @@ from conformance.cli.common import (
     note_missing_c_scan,
     options_option,
     report_dir_option,
-    timeout_option,
+    timeout_options,
     usage_error,
 )
 from conformance.cli.implementations import bench, fingerprint, matrix, smoke
@@ -106,7 +106,7 @@ def main() -> None:
     help="Directory of expected-failure files `<NAME>.yaml` "
     "(default: ./expectations if it exists).",
 )
-@timeout_option()
+@timeout_options
 @click.option(
     "--validate-protocol",
     is_flag=True,
@@ -137,6 +137,7 @@ def run(
     report_dir: Path,
     expectations_dir: Path | None,
     timeout: float,
+    start_timeout: float,
     validate_protocol: bool,
     no_growth: bool,
     strict_growth: bool,
@@ -166,6 +167,7 @@ def run(
         expectations_dir=expectations_dir
         or (Path("expectations") if Path("expectations").is_dir() else None),
         timeout=timeout,
+        start_timeout=start_timeout,
         validate_protocol=validate_protocol,
         budget=budget,
         min_judged=min_judged,
@@ -226,7 +228,7 @@ def run(
     "Reports go here, and minimal failing cases into its `found/`.",
     default=Path("reports") / "fuzz",
 )
-@timeout_option()
+@timeout_options
 @budget_options
 def fuzz(
     impls: tuple[str, ...],
@@ -239,6 +241,7 @@ def fuzz(
     workers: int,
     report_dir: Path,
     timeout: float,
+    start_timeout: float,
     budget: float | None,
     min_judged: float,
 ) -> None:
@@ -257,6 +260,7 @@ def fuzz(
         workers=workers,
         report_dir=report_dir,
         timeout=timeout,
+        start_timeout=start_timeout,
         budget=budget,
         min_judged=min_judged,
     )

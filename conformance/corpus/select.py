@@ -79,6 +79,10 @@ def _entry_matches(entry: str, wanted: str) -> bool:
 _TOKEN = re.compile(r"\s*(\(|\)|[^\s()]+)")
 
 
+def _clipped(expression: str, limit: int = 60) -> str:
+    return expression if len(expression) <= limit else expression[:limit] + "..."
+
+
 def keyword_matcher(expression: str) -> Callable[[str], bool]:
     """Compile a pytest-style `-k` expression: words (case-insensitive substrings) joined
     with `and`, `or`, `not` and parentheses."""
@@ -125,7 +129,13 @@ def keyword_matcher(expression: str) -> Callable[[str], bool]:
         word = token.lower()
         return lambda text: word in text
 
-    matcher = disjunction()
+    try:
+        matcher = disjunction()
+    except RecursionError:
+        # Each `(` or `not` is a level of recursion: thousands of them exhaust the stack.
+        raise UsageError(
+            f"-k {_clipped(expression)!r}: nested too deeply; write it with fewer parentheses"
+        ) from None
     if peek() is not None:
         raise UsageError(f"-k {expression!r}: unexpected {peek()!r}")
     return matcher

@@ -69,6 +69,12 @@ def shape_problems(root: yaml.Node) -> list[tuple[int, str, bool]]:
         if isinstance(node, yaml.MappingNode):
             keys: set[Any] = set()
             for key, value in node.value:
+                if not isinstance(key, yaml.ScalarNode):
+                    # `? [a, b]` keys a mapping by a list: no case file means it, and the
+                    # loader could not hash it.
+                    message = "a mapping key must be a plain value, not a list or a mapping"
+                    problems.append((key.start_mark.line + 1, message, True))
+                    continue
                 if key.value in keys:
                     problems.append(
                         (key.start_mark.line + 1, f"duplicate key {key.value!r}", False)

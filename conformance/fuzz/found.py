@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import random
 import re
 from collections.abc import Iterable, Mapping
@@ -96,10 +97,19 @@ def found_contract_case(
     )
 
 
+#: Characters of a label kept in a file name: with the property and case ID after it, the
+#: name stays far below the 255 bytes a file system allows.
+LABEL_IN_NAME = 64
+
+
 def safe_label(label: str) -> str:
-    """`label` as one file-name component: no separators, no `..`, nothing hidden."""
-    name = re.sub(r"[^A-Za-z0-9._-]+", "_", label).strip("._")
-    return name or "impl"
+    """`label` as one short file-name component: no separators, no `..`, nothing hidden; a
+    long label is cut and keeps a digest of the whole, so two long labels stay apart."""
+    name = re.sub(r"[^A-Za-z0-9._-]+", "_", label).strip("._") or "impl"
+    if len(name) <= LABEL_IN_NAME:
+        return name
+    digest = hashlib.sha256(label.encode("utf-8", "surrogatepass")).hexdigest()[:12]
+    return f"{name[: LABEL_IN_NAME - 13]}-{digest}"
 
 
 def write_found(directory: Path, label: str, case_id: str, text: str, prop: str) -> Path:

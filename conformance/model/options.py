@@ -54,6 +54,13 @@ class Options:
     native_with_tags: str = "native_only"
     unclosed_at_end: str = "thinking"
 
+    def __post_init__(self) -> None:
+        # The public constructor checks what `from_mapping` and every other entry check: a
+        # grammar they refuse (a delimiter that is a prefix of another, an empty one) has no
+        # defined scan, and the C and regular-expression scans part ways on it.
+        for name in OPTION_NAMES:
+            object.__setattr__(self, name, _checked(name, getattr(self, name)))
+
     @classmethod
     def from_mapping(cls, values: Mapping[str, Any] | None) -> Options:
         """Build from a JSON-shaped mapping; omitted keys take the default."""
@@ -147,8 +154,8 @@ def _pairs(value: list[Any] | tuple[Any, ...]) -> Pairs:
     return tuple(pairs)
 
 
-DEFAULT = Options()
 OPTION_NAMES = tuple(f.name for f in fields(Options))
+DEFAULT = Options()
 
 
 def enumerated_profiles() -> Iterator[Options]:

@@ -204,6 +204,9 @@ class ImplementationRun:
     #: Set when the implementation judged too little of what applied to it (see
     #: engine/coverage.py): what went unjudged and why. The run fails.
     unjudged: str | None = None
+    #: Seconds from launching the implementation to its answering `hello` (for `python:`,
+    #: importing it and making a first normalizer); None where it was not started here.
+    start_seconds: float | None = None
 
     @property
     def summary(self) -> dict[str, int]:
@@ -260,6 +263,11 @@ class Run:
                     **({"fuzz": [result.to_json() for result in run.fuzz]} if run.fuzz else {}),
                     **({"not_run": run.not_run} if run.not_run else {}),
                     **({"unjudged": run.unjudged} if run.unjudged else {}),
+                    **(
+                        {"start_seconds": round(run.start_seconds, 3)}
+                        if run.start_seconds is not None
+                        else {}
+                    ),
                 }
                 for run in self.implementations
             ],
@@ -284,6 +292,7 @@ class Run:
                     fuzz,
                     entry.get("not_run", 0),
                     entry.get("unjudged"),
+                    entry.get("start_seconds"),
                 )
             )
         return cls(

@@ -166,6 +166,16 @@ def diff_sides(prop: str) -> tuple[str, str]:
     return _SIDES.get(prop, ("expected", "actual"))
 
 
+def start_times(run: Run) -> str:
+    """How long each implementation took to start, `label 1.23 s` joined by `; `, or "" when
+    none was started in this run. A start near --start-timeout says why one could not."""
+    return "; ".join(
+        f"{impl.info.label} {impl.start_seconds:.2f} s"
+        for impl in run.implementations
+        if impl.start_seconds is not None
+    )
+
+
 def has_cases(run: Run) -> bool:
     return any(implementation.results for implementation in run.implementations)
 

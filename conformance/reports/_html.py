@@ -35,12 +35,13 @@ from ._common import (
     has_fuzz,
     header_line,
     session_seed,
+    start_times,
 )
 from ._fuzz_replay import replay_command
 from ._html_assets import CSS, SCRIPT
 from ._html_fix import fix_section
 from ._html_parts import attr, badge, channels_html, chunks_html, esc, vis
-from ._visible import printable
+from ._visible import one_line, printable
 
 FILENAME = "report.html"
 
@@ -75,7 +76,9 @@ def render(run: Run) -> str:
     body.append(fix_section(run))
     if has_fuzz(run):
         body.append(_fuzzing(run, legend=not show_cases))
-    body += ['<section id="summary"><h2>Summary</h2>', _summary(run), "</section>"]
+    started = one_line(start_times(run), 1000)
+    start_up = [f'<p class="start-up">Start-up time: {esc(started)}.</p>'] if started else []
+    body += ['<section id="summary"><h2>Summary</h2>', _summary(run), *start_up, "</section>"]
     if show_cases:
         body += [
             '<section id="cases">',

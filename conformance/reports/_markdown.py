@@ -31,6 +31,7 @@ from ._common import (
     has_fuzz,
     header_line,
     session_seed,
+    start_times,
 )
 from ._fuzz_replay import replay_command
 from ._md import cell, code, fence, text
@@ -79,6 +80,9 @@ def render(run: Run, *, max_details: int = MAX_DETAILS, limit: int = LIMIT) -> s
         for block, what in _fuzzing(run):
             out.add(["", *block], what)
     out.add(["", "## Summary", "", _summary_table(run)], "the summary table")
+    started = start_times(run)
+    if started:
+        out.add(["", f"Start-up time: {text(one_line(started, 1000))}."], "the start-up times")
     if has_cases(run):
         out.add(
             [

@@ -24,7 +24,7 @@ from conformance.session.orchestrator import Context, Job, Session, SessionSetti
 from conformance.session.run import implementation_specs
 from conformance.transport.connections import Connection
 from conformance.transport.impls import connect
-from conformance.transport.spec import ImplementationSpec
+from conformance.transport.spec import DEFAULT_START_TIMEOUT, ImplementationSpec
 
 DEFAULT_EXAMPLES = 500
 DEFAULT_DATABASE = ".hypothesis/conformance"
@@ -48,6 +48,8 @@ class FuzzSettings:
     workers: int = 1
     report_dir: Path | None = Path("reports") / "fuzz"
     timeout: float = 5.0
+    #: Seconds each implementation may take to start, apart from `timeout` per request.
+    start_timeout: float = DEFAULT_START_TIMEOUT
     #: A hard limit for the whole session (what is not fuzzed by then is reported not run).
     budget: float | None = None
     #: The share of its applicable checks each implementation must judge (percent).
@@ -66,6 +68,9 @@ class _Watched:
 
     def send(self, requests: Sequence[Request]) -> list[Reply]:
         return list(self.answers(requests))
+
+    def cpu_seconds(self) -> float | None:
+        return self.connection.cpu_seconds()
 
     def answers(self, requests: Sequence[Request]) -> Iterator[Reply]:
         for reply in self.connection.answers(requests):
@@ -92,7 +97,8 @@ def fuzz_session(
     for directory in settings.case_dirs:
         if directory.is_dir():
             taken |= load_retired(directory)
-    found_dir = (settings.report_dir or Path("reports") / "fuzz") / "found"
+    # Absolute now: an implementation that changes directory must not move the found cases.
+    found_dir = (settings.report_dir or Path("reports") / "fuzz").absolute() / "found"
     share = job_seconds(settings.seconds, len(specs) * len(settings.properties), settings.workers)
     database = open_database(settings.database)
 
@@ -150,7 +156,12 @@ def fuzz_session(
                 context.emit(result)
 
         def opened() -> Connection:
-            return connect(spec, timeout=settings.timeout, validate_protocol=False)
+            return connect(
+                spec,
+                timeout=settings.timeout,
+                validate_protocol=False,
+                start_timeout=settings.start_timeout,
+            )
 
         return Job(spec, len(settings.properties), work, opened)
 
@@ -186,7 +197,10 @@ def execute_fuzz(
     settings: FuzzSettings, *, echo: Callable[..., None], handlers: Sequence[Handler] = ()
 ) -> int:
     """`conformance fuzz`: the standard handlers plus `handlers`; returns the exit status."""
-    from conformance.session.handlers import standard_handlers
+    from conformance.session.handlers import release, standard_handlers
 
     standard = standard_handlers(settings.report_dir, echo)
-    return fuzz_session(settings, [*standard, *handlers], echo=echo)
+    try:
+        return fuzz_session(settings, [*standard, *handlers], echo=echo)
+    finally:
+        release(standard)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TextIO
 
@@ -22,6 +22,7 @@ from conformance.session.events import (
     ResultEvent,
     Started,
 )
+from conformance.session.report_dir import ReportDirectory, cannot_write
 
 
 class TerminalSummary(Handler):
@@ -152,15 +153,28 @@ class ProgressDisplay(Handler):
 
 
 class ReportWriter(Handler):
-    """All reports into one directory when the session finishes (interrupted or not)."""
+    """All reports into one directory when the session finishes (interrupted or not).
+
+    The directory is claimed when the writer is made, before the session runs
+    (`report_dir.ReportDirectory`): made absolute, created, written and locked."""
 
     def __init__(self, directory: Path, echo: Callable[..., None]) -> None:
-        self.directory = directory
+        self.claimed = ReportDirectory(directory)
+        self.directory = self.claimed.path
         self.echo = echo
 
     def finished(self, event: Finished) -> None:
-        for path in write_reports(event.run, self.directory):
+        try:
+            paths = write_reports(event.run, self.directory)
+        except OSError as error:
+            raise cannot_write(self.directory, error) from None
+        finally:
+            self.release()
+        for path in paths:
             self.echo(f"wrote {path}")
+
+    def release(self) -> None:
+        self.claimed.release()
 
 
 def summary_table(run: Run) -> str:
@@ -213,9 +227,16 @@ def summary_table(run: Run) -> str:
 
 
 def standard_handlers(report_dir: Path | None, echo: Callable[..., None]) -> list[Handler]:
-    """Progress on standard error, the terminal summary, and the reports (unless None)."""
-    report = str(report_dir / "report.md") if report_dir is not None else ""
-    handlers: list[Handler] = [ProgressDisplay(), TerminalSummary(echo, report)]
-    if report_dir is not None:
-        handlers.append(ReportWriter(report_dir, echo))
-    return handlers
+    """Progress on standard error, the terminal summary, and the reports (unless None; the
+    directory is claimed now, so a bad one ends the command before it runs anything)."""
+    writers = [ReportWriter(report_dir, echo)] if report_dir is not None else []
+    report = str(writers[0].directory / "report.md") if writers else ""
+    return [ProgressDisplay(), TerminalSummary(echo, report), *writers]
+
+
+def release(handlers: Sequence[Handler]) -> None:
+    """Give up the report directories of `handlers` (a session that ended before finishing
+    has not written its reports, so it has not released them either)."""
+    for handler in handlers:
+        if isinstance(handler, ReportWriter):
+            handler.release()

@@ -222,12 +222,16 @@ class Session:
         connection: Connection | None = None
         context: Context | None = None
         try:
+            launched = time.perf_counter()
             try:
                 connection = job.connect()
             except ImplementationStartError as error:
                 self.echo(f"error: {error}", err=True)
                 return ImplementationRun(info, failure=str(error))
-            context = Context(self, ImplementationRun(connection.info), job.total)
+            started = ImplementationRun(
+                connection.info, start_seconds=time.perf_counter() - launched
+            )
+            context = Context(self, started, job.total)
             self._emit("implementation_started", ImplementationStarted(connection.info, job.total))
             job.work(connection, context)
         except Stop as stop:

@@ -25,7 +25,12 @@ from conformance.session.orchestrator import (
 )
 from conformance.transport.connections import Connection
 from conformance.transport.impls import connect
-from conformance.transport.spec import ImplementationSpec, parse_impl, parse_options
+from conformance.transport.spec import (
+    DEFAULT_START_TIMEOUT,
+    ImplementationSpec,
+    parse_impl,
+    parse_options,
+)
 
 __all__ = [
     "RunSettings",
@@ -45,6 +50,8 @@ class RunSettings:
     expectations_dir: Path | None
     timeout: float
     validate_protocol: bool
+    #: Seconds each implementation may take to start, apart from `timeout` per request.
+    start_timeout: float = DEFAULT_START_TIMEOUT
     budget: float | None = None
     #: The share of its applicable checks each implementation must judge (percent).
     min_judged: float = DEFAULT_MIN_JUDGED
@@ -130,7 +137,10 @@ def run_session(
 
         def opened() -> Connection:
             return connect(
-                spec, timeout=settings.timeout, validate_protocol=settings.validate_protocol
+                spec,
+                timeout=settings.timeout,
+                validate_protocol=settings.validate_protocol,
+                start_timeout=settings.start_timeout,
             )
 
         return Job(spec, total, work, opened)
@@ -153,7 +163,10 @@ def execute(
     settings: RunSettings, *, echo: Callable[..., None], handlers: Sequence[Handler] = ()
 ) -> int:
     """`conformance run`: the standard handlers plus `handlers`; returns the exit status."""
-    from conformance.session.handlers import standard_handlers
+    from conformance.session.handlers import release, standard_handlers
 
     standard = standard_handlers(settings.report_dir, echo)
-    return run_session(settings, [*standard, *handlers], echo=echo).status
+    try:
+        return run_session(settings, [*standard, *handlers], echo=echo).status
+    finally:
+        release(standard)

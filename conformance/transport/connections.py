@@ -36,4 +36,9 @@ class Connection(Protocol):
         """The replies of `send`, each as soon as it is in."""
         ...
 
+    def cpu_seconds(self) -> float | None:
+        """The CPU seconds the implementation has used so far (the growth check's clock), or
+        None where they cannot be read: the request's wall-clock time is used instead."""
+        ...
+
     def close(self) -> None: ...

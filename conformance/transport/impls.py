@@ -16,8 +16,10 @@ from conformance.transport.connections import Connection
 from conformance.transport.factories import check_factory, import_factory
 from conformance.transport.inprocess import InProcessConnection, describe
 from conformance.transport.spec import (
+    DEFAULT_START_TIMEOUT,
     DEFAULT_TIMEOUT,
     ImplementationSpec,
+    check_start_timeout,
     check_timeout,
     command_words,
     effective_options,
@@ -27,20 +29,33 @@ from conformance.transport.worker import Worker
 
 
 def connect(
-    spec: ImplementationSpec, *, timeout: float = DEFAULT_TIMEOUT, validate_protocol: bool = False
+    spec: ImplementationSpec,
+    *,
+    timeout: float = DEFAULT_TIMEOUT,
+    validate_protocol: bool = False,
+    start_timeout: float = DEFAULT_START_TIMEOUT,
 ) -> Connection:
+    """A started implementation. `timeout` bounds each request; `start_timeout` its start
+    (a process's answer to `hello`), which a slow import can stretch far beyond a request."""
     timeout = check_timeout(timeout)
+    start_timeout = check_start_timeout(start_timeout)
     kind, _, rest = spec.spec.partition(":")
     if spec.spec == "reference":
         return _reference(spec)
     if kind == "python":
         return _python(spec, rest, timeout)
     if kind == "python-isolated":
-        return _isolated(spec, rest, timeout, validate_protocol)
+        return _isolated(spec, rest, timeout, start_timeout, validate_protocol)
     argv = command_words(spec.spec, rest)
     if not argv:
         raise UsageError(f"--impl {spec.spec!r}: no command after `cmd:`")
-    return SubprocessConnection(argv, spec, timeout=timeout, validate_protocol=validate_protocol)
+    return SubprocessConnection(
+        argv,
+        spec,
+        timeout=timeout,
+        validate_protocol=validate_protocol,
+        start_timeout=start_timeout,
+    )
 
 
 def _reference(spec: ImplementationSpec) -> Connection:
@@ -94,7 +109,11 @@ def _factory(target: str) -> tuple[Any, dict[str, Any]]:
 
 
 def _isolated(
-    spec: ImplementationSpec, target: str, timeout: float, validate_protocol: bool
+    spec: ImplementationSpec,
+    target: str,
+    timeout: float,
+    start_timeout: float,
+    validate_protocol: bool,
 ) -> Connection:
     """A `python:` implementation in a child process of its own, behind the protocol server:
     a crash, `os._exit` or a hang there is a result, not the end of the run."""
@@ -108,5 +127,10 @@ def _isolated(
     paths = [here, os.getcwd(), *filter(None, os.environ.get("PYTHONPATH", "").split(os.pathsep))]
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(dict.fromkeys(paths))}
     return SubprocessConnection(
-        argv, spec, timeout=timeout, validate_protocol=validate_protocol, env=env
+        argv,
+        spec,
+        timeout=timeout,
+        validate_protocol=validate_protocol,
+        start_timeout=start_timeout,
+        env=env,
     )

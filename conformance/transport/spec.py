@@ -12,6 +12,10 @@ from conformance.errors import ImplementationStartError, UsageError
 from conformance.model.options import Options, OptionsError
 
 DEFAULT_TIMEOUT = 5.0
+#: Seconds an implementation may take to start (`--start-timeout`): apart from the request
+#: timeout, and generous, because real libraries import slowly (LiteLLM and transformers
+#: take tens of seconds on a cold cache) and a start is paid once per run.
+DEFAULT_START_TIMEOUT = 120.0
 #: The longest per-request timeout accepted: an hour is already no limit for one request.
 MAX_TIMEOUT = 3600.0
 KINDS = ("python:", "python-isolated:", "cmd:")
@@ -93,11 +97,14 @@ def command_words(spec: str, command: str) -> list[str]:
         ) from None
 
 
-def check_timeout(seconds: float) -> float:
-    """A per-request timeout: a finite number of seconds above 0 and at most MAX_TIMEOUT."""
+def check_timeout(seconds: float, flag: str = "--timeout", per: str = "per request") -> float:
+    """A timeout: a finite number of seconds above 0 and at most MAX_TIMEOUT."""
     if not (0 < seconds <= MAX_TIMEOUT):  # also refuses NaN
         raise UsageError(
-            f"--timeout {seconds:g}: give seconds per request, more than 0 and at most "
-            f"{MAX_TIMEOUT:g}"
+            f"{flag} {seconds:g}: give seconds {per}, more than 0 and at most {MAX_TIMEOUT:g}"
         )
     return float(seconds)
+
+
+def check_start_timeout(seconds: float) -> float:
+    return check_timeout(seconds, "--start-timeout", "to start")

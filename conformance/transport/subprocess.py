@@ -33,13 +33,16 @@ from conformance.transport.codec import (
     ProtocolError,
     encode_request,
 )
+from conformance.transport.cputime import GroupClock
 from conformance.transport.process import EndOfOutput, Process
 from conformance.transport.quarantine import Quarantine, markers
-from conformance.transport.spec import DEFAULT_TIMEOUT, ImplementationSpec, effective_options
+from conformance.transport.spec import (
+    DEFAULT_START_TIMEOUT,
+    DEFAULT_TIMEOUT,
+    ImplementationSpec,
+    effective_options,
+)
 
-#: Starting a runtime (a JVM, `npx`, a cold Python) can take longer than answering a request,
-#: so `hello` gets at least this long even when the request timeout is short.
-MIN_START_TIMEOUT = 5.0
 #: Restarts in a row without a single reply in between before the harness gives up.
 MAX_RESTARTS = 3
 #: Requests encoded per write: small enough that the implementation starts early.
@@ -89,7 +92,7 @@ class SubprocessConnection:
         *,
         timeout: float = DEFAULT_TIMEOUT,
         validate_protocol: bool = False,
-        start_timeout: float | None = None,
+        start_timeout: float = DEFAULT_START_TIMEOUT,
         max_restarts: int = MAX_RESTARTS,
         env: Mapping[str, str] | None = None,
     ) -> None:
@@ -97,8 +100,7 @@ class SubprocessConnection:
         self.env = env
         self.spec = spec
         self.timeout = timeout
-        if start_timeout is None:
-            start_timeout = max(timeout, MIN_START_TIMEOUT)
+        #: For `hello` (starting a runtime, importing libraries), apart from `timeout`.
         self.start_timeout = start_timeout
         self.codec = ClientCodec(validate_protocol)
         self.quarantine = Quarantine()
@@ -112,6 +114,7 @@ class SubprocessConnection:
         #: One request at a time, since a recent timeout.
         self._lockstep = False
         self._closed = False
+        self._clock: GroupClock | None = None
         try:
             self._process, hello = self._launch()
         except _StartFailure as failure:
@@ -160,9 +163,9 @@ class SubprocessConnection:
             ) from None
         if line is None:
             raise _StartFailure(
-                f"did not answer hello within {self.start_timeout:g} s{process.unfinished()}. "
-                "It must answer each request line on standard input with one JSON line on "
-                "standard output, and flush it (docs/PROTOCOL.md)",
+                f"did not answer hello within {self.start_timeout:g} s{process.unfinished()} "
+                "(--start-timeout). It must answer each request line on standard input with "
+                "one JSON line on standard output, and flush it (docs/PROTOCOL.md)",
                 process.tail(),
             )
         try:
@@ -320,6 +323,16 @@ class SubprocessConnection:
         for low in range(0, len(indices), WRITE_SLICE):
             chosen = indices[low : low + WRITE_SLICE]
             yield b"".join(encode_request(requests[i], ids[i]) for i in chosen)
+
+    def cpu_seconds(self) -> float | None:
+        """CPU seconds the implementation's process group has used so far (the growth check's
+        clock), or None when it has no process or the system does not say."""
+        process = self._process
+        if process is None:
+            return None
+        if self._clock is None or self._clock.group != process.popen.pid:  # a restart
+            self._clock = GroupClock(process.popen.pid)
+        return self._clock.seconds()
 
     # ending
 

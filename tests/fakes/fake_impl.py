@@ -27,6 +27,7 @@ reasoning to the thinking channel, the final delta is empty. Modes change that:
     garbage-hello        answers hello with a line that is not JSON
     no-metadata          answers hello without `implementation`
     hang-hello           never answers hello
+    slow-start S         sleeps S seconds before answering hello, as a slow import does
     bad-options          declares an option value the spec does not have
     ignore-bye           ignores bye, and sleeps instead of exiting at end of input
     unsupported          answers {"id", "unsupported"} to every request
@@ -62,6 +63,7 @@ from typing import Any
 ARGUMENT_MODES = {
     "exit-after",
     "slow",
+    "slow-start",
     "pidfile",
     "once",
     "hang-on",
@@ -223,6 +225,7 @@ def main() -> int:
             if op == "hello":
                 if "hang-hello" in modes:
                     time.sleep(3600)
+                time.sleep(float(modes.get("slow-start") or 0))
                 print(hello(modes), flush=True)
                 if "exit-after" in modes and int(modes["exit-after"] or 0) == 0:
                     print("fake: exiting after 0 replies", file=sys.stderr, flush=True)

@@ -181,3 +181,26 @@ def exits_in_factory() -> Normalizer:
 def interrupts_in_factory() -> Normalizer:
     """A factory that raises `KeyboardInterrupt` itself (no one pressed Ctrl-C)."""
     raise KeyboardInterrupt
+
+
+class Prints(Normalizer):
+    """Prints as it works, as debugging code and chatty libraries do: when made, and at every
+    chunk, to standard output, and once straight to file descriptor 1, as C code would."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        print("made a normalizer")
+        os.write(1, b"from C, say\n")
+
+    def feed(self, chunk: Chunk) -> Delta:
+        print(f"feeding {chunk!r}")
+        return super().feed(chunk)
+
+
+class ChangesDirectory(Normalizer):
+    """Changes the working directory of its process at every stream, as a library that
+    `os.chdir`s into a cache or temporary directory does."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        os.chdir(os.environ.get("CONFORMANCE_TEST_CHDIR", "/"))
