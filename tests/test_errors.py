@@ -30,8 +30,6 @@ SIGNALS = {
     "conformance.session.orchestrator.Stop": "a KeyboardInterrupt ending a session early (a "
     "signal, the budget) with its own status, 130, 143 or 1: what lets Ctrl-C through must "
     "let it through",
-    "conformance.transport.worker.Overtime": "a BaseException raised in the thread of an "
-    "abandoned `python:` implementation to end it, so that `except Exception` lets it through",
     "conformance.contracts._fuzzing.PropertyFailure": "a counterexample on its way to "
     "Hypothesis, an AssertionError for it to shrink; it becomes a FAIL result",
     "conformance.contracts._fuzzing.Unsupported": "an op the implementation does not answer, "

@@ -6,25 +6,20 @@ factory and every call) on a thread of its own, the main thread only waits for e
 with a time limit, and can always act: on a timeout or a stop it abandons the thread and goes
 on with a fresh one. Nothing has to be raised inside the implementation to stop the run, so
 one that catches everything (a bare `except` retrying forever) cannot keep the run alive. An
-abandoned thread is a daemon: the process does not wait for it at exit. It is asked once to
-stop (`Overtime`, raised in it asynchronously), which ends a loop that does not catch it and
-so gives its CPU back to the run.
+abandoned thread is a daemon: the process does not wait for it at exit. Nothing is raised in
+it: an exception set on a thread blocked in C (`PyThreadState_SetAsyncExc`) stays pending
+for the whole interpreter until that thread runs again, sending every other thread's
+evaluation loop down its slow path (under a tracer such as coverage's, to a crawl). A thread
+that loops in Python keeps its CPU until the run ends.
 """
 
 from __future__ import annotations
 
-import ctypes
 import queue
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
-
-
-class Overtime(BaseException):
-    """Raised inside the thread of an implementation that was abandoned (it ran past its
-    time, or the run ended), to end it. A BaseException so that `except Exception` lets it
-    through; an implementation that catches it anyway only keeps its own thread busy."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,27 +68,19 @@ class Worker:
         return Worker(self._thread.name) if self._abandoned else self
 
     def abandon(self) -> None:
-        """Leave the thread to itself: it takes no more calls, and one it is in is ended
-        if it lets `Overtime` through."""
+        """Leave the thread to itself: it takes no more calls."""
         if self._abandoned:
             return
         self._abandoned = True
         self._inbox.put(None)
-        if self._busy and self._thread.ident is not None:
-            ctypes.pythonapi.PyThreadState_SetAsyncExc(
-                ctypes.c_ulong(self._thread.ident), ctypes.py_object(Overtime)
-            )
 
     def _loop(self) -> None:
         inbox, outbox = self._inbox, self._outbox
-        try:
-            while (function := inbox.get()) is not None:
-                try:
-                    outcome = Outcome(value=function())
-                except BaseException as error:  # the implementation's, whatever it is
-                    outcome = Outcome(error=error)
-                if self._abandoned:
-                    return
-                outbox.put(outcome)
-        except Overtime:  # arrived between two calls: the thread ends all the same
-            return
+        while (function := inbox.get()) is not None:
+            try:
+                outcome = Outcome(value=function())
+            except BaseException as error:  # the implementation's, whatever it is
+                outcome = Outcome(error=error)
+            if self._abandoned:
+                return
+            outbox.put(outcome)
