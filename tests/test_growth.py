@@ -1,11 +1,12 @@
 """The growth check (SPEC.md 14): superlinear implementations are flagged in every run, linear
 ones are not, and the measurement stays within its budget.
 
-The implementations timed here have known cost curves (tests/fakes/growth_impls.py): the quadratic
-one re-scans everything received at each chunk and measures 1.7 to 1.9, the linear ones 0.85
-to 1.05, against a limit of 1.3. In process the clock is CPU time, so load from other
-processes does not move the figures; through `cmd:` it is wall-clock time, with medians over
-interleaved rounds.
+The implementations timed here have known cost curves (tests/fakes/growth_impls.py): the
+quadratic one re-scans everything received at each chunk and measures 1.5 to 1.9 (lower where a
+slower machine fits fewer lengths in the budget, so the linear per-chunk cost weighs more), the
+linear ones 0.85 to 1.05, against a limit of 1.3. In process the clock is CPU time, so load
+from other processes does not move the figures; through `cmd:` it is wall-clock time, with
+medians over interleaved rounds.
 """
 
 from __future__ import annotations
@@ -82,7 +83,7 @@ def test_an_implementation_that_keeps_everything_but_works_per_chunk_is_linear()
 def test_an_implementation_that_rescans_the_stream_is_superlinear_with_its_exponent() -> None:
     result = measured(QUADRATIC)
     assert result.verdict is Verdict.NON_STRICT, result.reason
-    assert exponent(result) > 1.5
+    assert exponent(result) > LIMIT
     assert f"fitted exponent {exponent(result):.2f}" in result.reason
     assert result.reason.startswith("superlinear")
     assert (result.case, result.check, result.category, result.level) == (
@@ -122,7 +123,7 @@ def test_a_run_flags_the_quadratic_implementation_in_every_report(tmp_path: Path
     reference, quadratic = growth_of(data)
     assert reference["verdict"] == "PASS"
     assert quadratic["verdict"] == "NON_STRICT"
-    assert quadratic["growth"]["exponent"] > 1.5
+    assert quadratic["growth"]["exponent"] > LIMIT
     assert quadratic["category"] == "cost"
     jsonschema.validate(data, schema("results.schema.json"))
     markdown = (tmp_path / "report.md").read_text("utf-8")

@@ -57,7 +57,7 @@ ROUNDS = 5
 BUDGET = 2.0
 #: The fitted exponent above which growth is superlinear: time per character growing more
 #: than 2.3x over a 16x longer stream (16 ** 0.3). Linear work measures 0.85 to 1.05 here,
-#: work that re-scans the stream so far 1.7 to 2.
+#: work that re-scans the stream so far 1.5 to 2 (lower where fewer lengths fit the budget).
 LIMIT = 1.3
 
 
