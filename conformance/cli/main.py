@@ -123,6 +123,25 @@ def main() -> None:
     is_flag=True,
     help="Superlinear growth is a FAIL (exit status 1) rather than NON_STRICT.",
 )
+@click.option(
+    "--maxfail",
+    type=click.IntRange(1),
+    metavar="N",
+    help="Stop after N failing results (FAIL, ERROR, TIMEOUT or XPASS; XFAIL and NON_STRICT "
+    "do not count), over all implementations: what finished is reported, the rest as not "
+    "run, exit status 1.",
+)
+@click.option(
+    "-x", "--exitfirst", is_flag=True, help="Stop at the first failing result (--maxfail 1)."
+)
+@click.option(
+    "--last-failed",
+    "--lf",
+    "last_failed",
+    is_flag=True,
+    help="Run only the checks that failed in the last run into --report-dir, per "
+    "implementation (within the other selection options); all of them when none did.",
+)
 @budget_options
 def run(
     impls: tuple[str, ...],
@@ -141,13 +160,17 @@ def run(
     validate_protocol: bool,
     no_growth: bool,
     strict_growth: bool,
+    maxfail: int | None,
+    exitfirst: bool,
+    last_failed: bool,
     budget: float | None,
     min_judged: float,
 ) -> None:
     """Run the corpus against implementations and write the reports.
 
     Exit status: 0 all as expected; 1 a failure, an implementation that judged less than
-    --min-judged of the checks that apply to it (or nothing), or the --budget ran out; 2 a
+    --min-judged of the checks that apply to it (or nothing), the --budget ran out, or the
+    run stopped at --maxfail (or -x); 2 a
     usage or case-file error or an implementation that cannot start; 130/143 interrupted by
     SIGINT/SIGTERM (the reports keep what finished).
     """
@@ -156,6 +179,8 @@ def run(
 
     if no_growth and strict_growth:
         usage_error("--strict-growth and --no-growth contradict each other")
+    if exitfirst and maxfail not in (None, 1):
+        usage_error(f"-x (--maxfail 1) and --maxfail {maxfail} contradict each other")
     settings = RunSettings(
         impls=impls or ("reference",),
         option_sets=option_sets,
@@ -172,6 +197,8 @@ def run(
         budget=budget,
         min_judged=min_judged,
         growth=None if no_growth else GrowthSettings(strict=strict_growth),
+        maxfail=1 if exitfirst else maxfail,
+        last_failed=last_failed,
     )
     exit_with(lambda: execute(settings, echo=click.echo))
 

@@ -3,7 +3,7 @@ send, each from the case's own contract."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 from conformance.contracts import all_checks, contract, contract_of
 from conformance.model.cases import CaseIdentity
@@ -25,11 +25,24 @@ def plan_case(
     return contract_of(case).plan(case, options, all_checks() if checks is None else checks)
 
 
-def result_count(cases: Sequence[CaseIdentity], checks: Sequence[str]) -> int:
+def result_count(
+    cases: Sequence[CaseIdentity],
+    checks: Sequence[str],
+    options: Options | None = None,
+    wanted: Callable[[str, str], bool] | None = None,
+) -> int:
     """How many results running `checks` over `cases` gives: one per case and check of its
-    own contract (the progress total; checks of another contract do not apply)."""
-    wanted = set(checks)
+    own contract (the progress total; checks of another contract do not apply).
+
+    With `options`, over the cases that run under that profile (`profiled`: derived cases
+    stand in for written ones, two for one under `start_in_reasoning`), as the runner runs
+    them; with `wanted`, only the (case ID, check) pairs it accepts, as the runner's."""
+    wanted_checks = set(checks)
     total = 0
-    for case in cases:
-        total += sum(1 for check in contract(case.contract).CHECKS if check in wanted)
+    for case in cases if options is None else profiled(cases, options):
+        total += sum(
+            1
+            for check in contract(case.contract).CHECKS
+            if check in wanted_checks and (wanted is None or wanted(case.id, check))
+        )
     return total

@@ -82,8 +82,10 @@ def run_implementation(
     batch: int = BATCH,
     batch_chars: int = BATCH_CHARS,
     stop: Callable[[], bool] | None = None,
+    wanted: Callable[[str, str], bool] | None = None,
 ) -> ImplementationRun:
     """Run `checks` of `cases`; each result goes to `on_result` as soon as it is judged.
+    `wanted`, given a case ID and a check, says whether to run it (default: all).
 
     `stop` is asked before each reply is judged: once it says yes, that reply is not judged
     (it may be the interruption's own doing) and nothing more is sent."""
@@ -94,6 +96,7 @@ def run_implementation(
         judge_for(plan, shared)
         for case in profiled(cases, options)
         for plan in plan_case(case, options, checks)
+        if wanted is None or wanted(plan.case.id, plan.check)
     )
     order: deque[Judge] = deque()
     # `unsupported` holds for an operation as a whole, over the whole run (declines.py).

@@ -8,7 +8,8 @@ terminal summary, progress, report writers). The session decides, once for all o
 - start failures become the implementation's failed run, not an exception;
 - SIGINT and SIGTERM stop sending, close the connections (a `cmd:` implementation's process
   group is killed), keep every result judged so far and mark the run interrupted (exit 130 or
-  143); `budget` seconds do the same with exit status 1;
+  143); `budget` seconds do the same with exit status 1, and so does the `maxfail`-th
+  failing result;
 - an implementation that judged less than `min_judged` percent of the checks that applied
   to it, or nothing at all, fails the run (engine/coverage.py, the one definition);
 - the exit status: 130/143 interrupted, 2 a usage or case-file problem or an implementation
@@ -74,6 +75,9 @@ class Job:
     #: Runs on the live connection and hands each result to `context.emit`.
     work: Callable[[Connection, Context], None]
     connect: Callable[[], Connection]
+    #: The total once connected, where it depends on what the implementation declared
+    #: (its options choose the cases that run: derived cases stand in under a profile).
+    recount: Callable[[Connection], int] | None = None
 
 
 @dataclass(slots=True)
@@ -84,6 +88,9 @@ class SessionSettings:
     budget: float | None = None
     #: The share of its applicable checks, in percent, each implementation must judge.
     min_judged: float = DEFAULT_MIN_JUDGED
+    #: Stop after this many failing results over the whole session (`--maxfail`); what is
+    #: not run by then is reported as not run.
+    maxfail: int | None = None
     #: Problems found before running (case files that failed to load): exit status 2.
     problems: Sequence[str] = ()
     #: Handle SIGINT and SIGTERM (only possible in the main thread).
@@ -134,6 +141,8 @@ class Session:
         self.echo = echo
         self.total = sum(job.total for job in self.jobs)
         self.done = 0
+        #: Failing results so far (not `Verdict.ok`: FAIL, ERROR, TIMEOUT, XPASS).
+        self.failures = 0
         self.deadline: float | None = None
         self.stop: Stop | None = None
         self._armed = False
@@ -150,6 +159,11 @@ class Session:
         self._emit("result", ResultEvent(label, result))
         progress = Progress(label, context.done, context.total, self.done, self.total)
         self._emit("progress", progress)
+        maxfail = self.settings.maxfail
+        if maxfail is not None and not result.verdict.ok:
+            self.failures += 1
+            if self.failures >= maxfail and self.stop is None:
+                self.stop = Stop(_maxfail_reason(maxfail), EXIT_FAILED)
 
     # stopping
 
@@ -231,8 +245,10 @@ class Session:
             started = ImplementationRun(
                 connection.info, start_seconds=time.perf_counter() - launched
             )
-            context = Context(self, started, job.total)
-            self._emit("implementation_started", ImplementationStarted(connection.info, job.total))
+            total = job.total if job.recount is None else job.recount(connection)
+            self.total += total - job.total
+            context = Context(self, started, total)
+            self._emit("implementation_started", ImplementationStarted(connection.info, total))
             job.work(connection, context)
         except Stop as stop:
             if self.stop is None:
@@ -243,7 +259,7 @@ class Session:
         if context is None:
             return ImplementationRun(info, not_run=job.total)
         if self.stop is not None:
-            context.run.not_run = max(job.total - context.done, 0)
+            context.run.not_run = max(context.total - context.done, 0)
         return context.run
 
     def _unjudged(self, runs: list[ImplementationRun]) -> list[str]:
@@ -265,6 +281,11 @@ class Session:
 
 def _budget_reason(budget: float | None) -> str:
     return f"the time budget of {budget:g} s ran out"
+
+
+def _maxfail_reason(maxfail: int) -> str:
+    failures = "failure" if maxfail == 1 else "failures"
+    return f"stopped after {maxfail} {failures} (--maxfail {maxfail})"
 
 
 def _unknown(spec: ImplementationSpec) -> ImplementationInfo:

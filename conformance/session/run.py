@@ -10,13 +10,22 @@ from conformance.contracts.normalizer import CHECKS, NAME
 from conformance.corpus.cases import load_corpus
 from conformance.corpus.expectations import expected_failures_for
 from conformance.corpus.select import Selection
+from conformance.engine import growth as growth_check
 from conformance.engine.coverage import DEFAULT_MIN_JUDGED
 from conformance.engine.growth import GrowthSettings, growth_result, judge_growth
 from conformance.engine.plans import result_count
 from conformance.engine.runner import run_implementation
 from conformance.errors import UsageError
+from conformance.model.options import Options
 from conformance.model.results import Verdict
 from conformance.session.events import Finished, Handler
+from conformance.session.lastfailed import (
+    Key,
+    LastFailedRecorder,
+    last_failed_path,
+    load_last_failed,
+    rerun_filter,
+)
 from conformance.session.orchestrator import (
     Context,
     Job,
@@ -57,6 +66,10 @@ class RunSettings:
     min_judged: float = DEFAULT_MIN_JUDGED
     #: The growth check (SPEC 14) after the cases, or None for none (`--no-growth`).
     growth: GrowthSettings | None = field(default_factory=GrowthSettings)
+    #: Stop after this many failing results (`--maxfail`, `-x` for 1), or never.
+    maxfail: int | None = None
+    #: Run only the checks that failed last time, per implementation (`--last-failed`).
+    last_failed: bool = False
 
 
 def implementation_specs(
@@ -114,11 +127,34 @@ def run_session(
     )
     growth = settings.growth if normalizer else None
     total = result_count(cases, checks) + (growth is not None)
+    failed_before = _last_failed(settings)
 
     def job(spec: ImplementationSpec) -> Job:
         expected = expected_failures_for(settings.expectations_dir, spec.label)
+        # What `--last-failed` leaves to run, decided once the options are known.
+        chosen: list[Callable[[str, str], bool] | None] = [None]
+
+        def count(connection: Connection, wanted: Callable[[str, str], bool] | None) -> int:
+            options = Options.from_mapping(connection.info.options)
+            timed = growth is not None and (
+                wanted is None or wanted(growth_check.CASE, growth_check.CHECK)
+            )
+            return result_count(cases, checks, options, wanted) + timed
+
+        def recount(connection: Connection) -> int:
+            # The profile the implementation declared decides which cases run (derived
+            # ones stand in for written ones): the total counts those, as the runner runs.
+            if failed_before is not None:
+                chosen[0] = rerun_filter(
+                    spec.label,
+                    failed_before.get(spec.label, set()),
+                    lambda wanted: count(connection, wanted),
+                    echo,
+                )
+            return count(connection, chosen[0])
 
         def work(connection: Connection, context: Context) -> None:
+            wanted = chosen[0]
             judged = run_implementation(
                 connection,
                 cases,
@@ -126,8 +162,11 @@ def run_session(
                 expected_failures=expected,
                 on_result=context.emit,
                 stop=context.stopping,
+                wanted=wanted,
             )
             if growth is None or context.stopping():
+                return
+            if wanted is not None and not wanted(growth_check.CASE, growth_check.CHECK):
                 return
             if any(result.verdict != Verdict.SKIP for result in judged.results):
                 result = growth_result(connection, growth, stop=context.stopping)
@@ -143,7 +182,7 @@ def run_session(
                 start_timeout=settings.start_timeout,
             )
 
-        return Job(spec, total, work, opened)
+        return Job(spec, total, work, opened, recount)
 
     session = Session(
         [job(spec) for spec in specs],
@@ -151,12 +190,22 @@ def run_session(
             selection=settings.selection.to_json(),
             budget=settings.budget,
             min_judged=settings.min_judged,
+            maxfail=settings.maxfail,
             problems=problems,
         ),
         handlers,
         echo=echo,
     )
     return session.run()
+
+
+def _last_failed(settings: RunSettings) -> dict[str, set[Key]] | None:
+    """The failures the last run recorded, with `--last-failed` (None without it)."""
+    if not settings.last_failed:
+        return None
+    if settings.report_dir is None:
+        return {}
+    return load_last_failed(last_failed_path(settings.report_dir))
 
 
 def execute(
@@ -166,7 +215,10 @@ def execute(
     from conformance.session.handlers import release, standard_handlers
 
     standard = standard_handlers(settings.report_dir, echo)
+    # The record for `--last-failed`, kept beside the reports (written before them: the
+    # report writer gives up the directory's lock).
+    record = [LastFailedRecorder(settings.report_dir)] if settings.report_dir is not None else []
     try:
-        return run_session(settings, [*standard, *handlers], echo=echo).status
+        return run_session(settings, [*record, *standard, *handlers], echo=echo).status
     finally:
         release(standard)

@@ -143,7 +143,12 @@ def run_matrix(settings: MatrixSettings, *, echo: Callable[..., None]) -> Matrix
         def opened() -> Connection:
             return connect(parsed, timeout=settings.timeout)
 
-        return Job(parsed, total, work, opened)
+        def recount(connection: Connection) -> int:
+            # Under the options it declares, derived cases stand in for written ones.
+            options = Options.from_mapping(connection.info.options)
+            return result_count(cases, all_checks(), options)
+
+        return Job(parsed, total, work, opened, recount)
 
     matrix = Matrix(Run("", "", "", []), [], skipped, settings.bench)
 
