@@ -242,3 +242,14 @@ def test_exitfirst_then_last_failed_reruns_the_one_failure(tmp_path: Path) -> No
     assert status == 1 and "rerunning the 1 check that failed" in stderr
     assert pairs(run.implementations[0].results) == {(failure.case, failure.check)}
     assert run.implementations[0].not_run == 0 and run.stopped is None
+
+
+def test_last_failed_reruns_a_failed_growth_check_alone(tmp_path: Path) -> None:
+    """A growth check that failed (superlinear under --strict-growth) is measured again on
+    its own, not judged "no case was judged"."""
+    record = {"version": 1, "implementations": {"reference": [["GROWTH", "growth"]]}}
+    (tmp_path / LAST_FAILED_NAME).write_text(json.dumps(record))
+    done = cli("run", "--report-dir", tmp_path, "--lf")
+    assert "reference: rerunning the 1 check that failed" in done.stderr
+    (growth,) = load_results(tmp_path / "results.json").implementations[0].results
+    assert growth.check == "growth" and growth.verdict is not Verdict.SKIP, growth.reason

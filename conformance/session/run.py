@@ -168,7 +168,9 @@ def run_session(
                 return
             if wanted is not None and not wanted(growth_check.CASE, growth_check.CHECK):
                 return
-            if any(result.verdict != Verdict.SKIP for result in judged.results):
+            # Rerunning a failed growth check alone (`--last-failed`) judges no case first.
+            alone = wanted is not None and not judged.results
+            if alone or any(result.verdict != Verdict.SKIP for result in judged.results):
                 result = growth_result(connection, growth, stop=context.stopping)
             else:  # timing alone is no judgement: the run must still say it judged nothing
                 result = judge_growth("no case was judged", growth)
