@@ -102,6 +102,10 @@ def test_a_capture_that_cannot_be_written_leaves_nothing_and_the_next_is_written
     assert "1 of 4 captures with reasoning not imported; the others were written" in done.stderr
     assert not any("leaky" in name for name in files(project))
     assert len(load_corpus([project / "cases"]).cases) == 3
+    alone = tmp_path / "alone"
+    alone.mkdir()
+    done = cli("import", captures / "0-leaky.yaml", "--pending", "cases/pending", cwd=alone)
+    assert done.returncode == 2 and list(alone.iterdir()) == []
 
 
 def test_a_case_that_fails_after_its_capture_was_copied_takes_the_copy_with_it(

@@ -2,9 +2,9 @@
 beside the corpus (scrubbed, with its provenance) and proposed as a pending case.
 
 Each capture stands on its own: one that cannot be written (a credential the scrub cannot
-remove, a case that would not load) leaves nothing behind, neither its copy nor its case,
-and says why; the captures after it are still written. The `cassettes/` directory beside
-the cases is made when there is none."""
+remove, a case that would not load) leaves nothing behind, neither its copy nor its case
+nor a directory made for them, and says why; the captures after it are still written. The
+`cassettes/` directory beside the cases is made when there is none."""
 
 from __future__ import annotations
 
@@ -61,13 +61,27 @@ class _Copies:
     done: dict[Path, Path] = field(default_factory=dict)
     #: The copies a written case refers to: kept when a later case of the same file fails.
     used: set[Path] = field(default_factory=set)
+    #: The directories made for the copies, outermost first.
+    made: list[Path] = field(default_factory=list)
+
+    def directory_for(self, name: str) -> Path:
+        """`directory/name`, made (with `directory`) where missing."""
+        target = self.directory / name
+        self.made += [d for d in (self.directory, target) if not d.is_dir() and d not in self.made]
+        target.mkdir(parents=True, exist_ok=True)
+        return target
 
     def discard(self, source: Path) -> None:
-        """Remove the copy of `source` unless a written case refers to it."""
+        """Remove the copy of `source` unless a written case refers to it, and the
+        directories made for it that hold nothing else."""
         target = self.done.get(source.resolve())
         if target is not None and target not in self.used:
             target.unlink(missing_ok=True)
             del self.done[source.resolve()]
+        for directory in reversed(self.made):
+            if directory.is_dir() and not any(directory.iterdir()):
+                directory.rmdir()
+                self.made.remove(directory)
 
 
 def write_pending(
@@ -82,6 +96,7 @@ def write_pending(
 ) -> list[Written]:
     """Write a pending case for each interesting finding not already in the corpus."""
     cassettes_dir = cassettes_beside(pending_dir)
+    missing = [d for d in (pending_dir.parent, pending_dir) if not d.exists()]
     corpus_dirs = [d for d in (cases_dir, pending_dir) if d is not None and d.is_dir()]
     corpus = load_corpus(corpus_dirs) if corpus_dirs else None
     cases = own_cases(corpus.cases if corpus else ())
@@ -116,6 +131,9 @@ def write_pending(
         slugs.add(slug)
         known[digest] = case_id
         written.append(Written(finding, copy, path, case_id=case_id))
+    for directory in reversed(missing):  # made for cases that were not written
+        if directory.is_dir() and not any(directory.iterdir()):
+            directory.rmdir()
     return written
 
 
@@ -131,29 +149,23 @@ def _problem(error: Exception) -> str:
 def cassettes_beside(pending_dir: Path) -> Path:
     """The `cassettes/` directory where the pending cases in `pending_dir` find their
     captures (`cassettes_dir_for`): the nearest one beside it or in the two directories
-    above it, or, where there is none, one made beside the cases (`cases/pending` ->
-    `cassettes/` beside `cases/`)."""
+    above it, or, where there is none, the one to make beside the cases (`cases/pending` ->
+    `cassettes/` beside `cases/`), made with the first copy."""
     pending_dir = pending_dir.resolve()
     for ancestor in (pending_dir, *pending_dir.parents[:2]):
         candidate = ancestor / "cassettes"
         if candidate.is_dir() and not (candidate / "__init__.py").exists():
             return candidate
     cases = pending_dir.parent if pending_dir.name == "pending" else pending_dir
-    made = cases.parent / "cassettes"
-    try:
-        made.mkdir(parents=True, exist_ok=True)
-    except OSError as error:
-        raise ImportProblem(
-            f"cannot make {made}, where the copied captures go: {error.strerror or error}"
-        ) from None
-    return made
+    return cases.parent / "cassettes"
 
 
 def _copy(copies: _Copies, finding: Finding, origin: Origin) -> Path:
     source = finding.source.resolve()
     if source in copies.done:
         return copies.done[source]
-    directory = copies.directory / (slug_words(finding.provider or "") or "unknown")
+    provider = slug_words(finding.provider or "") or "unknown"
+    directory = copies.directory / provider
     stem = re.sub(r"[^A-Za-z0-9._-]+", "-", finding.source.stem).strip("-") or "capture"
     suffix = finding.source.suffix.lower()
     if suffix not in CAPTURE_SUFFIXES:  # the name says what the content is: YAML or JSON
@@ -178,7 +190,7 @@ def _copy(copies: _Copies, finding: Finding, origin: Origin) -> Path:
             f"it still looks like it holds a credential after scrubbing ({listed}); nothing "
             "was copied: remove it by hand and import the capture again"
         )
-    directory.mkdir(parents=True, exist_ok=True)
+    copies.directory_for(provider)
     target.write_text(text, "utf-8")
     copies.done[source] = target
     return target

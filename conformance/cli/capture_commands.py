@@ -101,7 +101,7 @@ def decode(paths: tuple[Path, ...], interaction: int | None, family: str | None)
     "pending_dir",
     type=click.Path(file_okay=False, path_type=Path),
     help="Write the interesting captures as pending cases here (e.g. cases/pending); the "
-    "captures are copied into the cassettes/ directory beside it.",
+    "captures are copied into the cassettes/ directory beside it (made when missing).",
 )
 @click.option(
     "--cases",
