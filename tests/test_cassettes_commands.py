@@ -159,3 +159,17 @@ def test_approve_refused_leaves_no_directory_behind(tmp_path: Path):
     done = cli("approve", empty, cwd=project)
     assert done.returncode == 2 and "has no interactions" in done.stderr
     assert list(project.iterdir()) == []
+
+
+def test_a_capture_saved_under_another_suffix_is_copied_under_one_the_loader_reads(
+    tmp_path: Path, captures: Path
+):
+    exported = captures / "export.txt"
+    exported.write_bytes((captures / "c-session.har").read_bytes())
+    done = cli("approve", exported, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    [case] = load_corpus([tmp_path / "cases"]).cases
+    assert case.cassette.name == "captures/export.har"
+    accepted = cli("approve", exported, "--accept", cwd=tmp_path)
+    assert accepted.returncode == 0, accepted.stderr
+    assert accepted.stdout.strip().endswith("commit it with cassettes/captures/export.har")

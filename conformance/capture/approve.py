@@ -21,7 +21,12 @@ from pathlib import Path, PurePosixPath
 from typing import Any, ClassVar
 
 from conformance.cassettes._decode import decode_cassette
-from conformance.cassettes._load import bundled_cassettes_dir, cassettes_dir_for, load_cassette
+from conformance.cassettes._load import (
+    CAPTURE_SUFFIXES,
+    bundled_cassettes_dir,
+    cassettes_dir_for,
+    load_cassette,
+)
 from conformance.cassettes._model import CassetteError
 from conformance.cassettes._secrets import refusal
 from conformance.contracts.normalizer import own_cases
@@ -122,6 +127,17 @@ def approve(
                 directory.rmdir()
         raise ApproveError("the pending case did not load: " + "; ".join(map(str, errors)))
     return path
+
+
+def capture_suffix(path: Path) -> str:
+    """The suffix a case may name the capture at `path` by: its own where it is one the
+    loader looks for (`CAPTURE_SUFFIXES`), else one saying what the content is."""
+    if path.suffix in CAPTURE_SUFFIXES:
+        return path.suffix
+    head = path.read_bytes()[:4096].lstrip()
+    if head.startswith(b"{") and b'"log"' in head:
+        return ".har"
+    return ".json" if head.startswith((b"{", b"[")) else ".yaml"
 
 
 def fresh_slug(text: str, used: set[str], limit: int = 56) -> str:
@@ -228,7 +244,13 @@ def _copy_target(cassette: Path, case_file: Path) -> Path | None:
     cases directory where there is none yet (made when the copy is), so that a capture can
     be approved from anywhere, also from a plain install. The packaged corpus takes no new
     cases."""
+    suffix = capture_suffix(cassette)
     if cassette.resolve().is_relative_to(cassettes_dir_for(case_file).resolve()):
+        if suffix != cassette.suffix:
+            raise ApproveError(
+                f"{cassette}: a case names a capture ending in "
+                f"{', '.join(CAPTURE_SUFFIXES)}; rename it to {cassette.stem}{suffix}"
+            )
         return None
     packaged = Path(str(resources.files("conformance"))).resolve()
     if case_file.resolve().is_relative_to(packaged):
@@ -236,7 +258,7 @@ def _copy_target(cassette: Path, case_file: Path) -> Path | None:
             f"{case_file.parent} is inside the installed package; name your own cases "
             "directory with --cases DIR"
         )
-    target = _own_cassettes_dir(case_file) / CAPTURES / cassette.name
+    target = _own_cassettes_dir(case_file) / CAPTURES / (cassette.stem + suffix)
     if target.exists() and target.read_bytes() != cassette.read_bytes():
         raise ApproveError(f"{target} exists and differs from {cassette}; rename one of them")
     return target

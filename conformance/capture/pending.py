@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from conformance.capture.approve import fresh_slug, slug_words
+from conformance.capture.approve import capture_suffix, fresh_slug, slug_words
 from conformance.capture.importer import Finding, chunks_hash
 from conformance.capture.provenance import (
     Origin,
@@ -25,7 +25,6 @@ from conformance.capture.provenance import (
     with_provenance,
 )
 from conformance.cassettes._formats import read_capture
-from conformance.cassettes._load import CAPTURE_SUFFIXES
 from conformance.cassettes._secrets import scan_cassette_text
 from conformance.contracts.normalizer import own_cases
 from conformance.corpus.casegen import (
@@ -167,9 +166,7 @@ def _copy(copies: _Copies, finding: Finding, origin: Origin) -> Path:
     provider = slug_words(finding.provider or "") or "unknown"
     directory = copies.directory / provider
     stem = re.sub(r"[^A-Za-z0-9._-]+", "-", finding.source.stem).strip("-") or "capture"
-    suffix = finding.source.suffix.lower()
-    if suffix not in CAPTURE_SUFFIXES:  # the name says what the content is: YAML or JSON
-        suffix = ".json" if finding.format in ("vcrpy-json", "har") else ".yaml"
+    suffix = capture_suffix(finding.source)
     target, number = directory / f"{stem}{suffix}", 2
     while target.exists():
         target, number = directory / f"{stem}-{number}{suffix}", number + 1
