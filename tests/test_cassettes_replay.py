@@ -283,3 +283,87 @@ def test_the_replay_command(tmp_path: Path):
     assert plain.exit_code == 2 and "does not declare the http capability" in plain.stderr
     other = runner.invoke(main, ["replay", "--impl", "reference", *only])
     assert other.exit_code == 2 and "conformance serve" in other.stderr
+
+
+# ------------------------------------------------------------- replay under other profiles
+
+
+def replay_declared(client) -> list:
+    """`replay_run` with the client's declared options, as the command passes them."""
+    from conformance.interface import metadata
+
+    options = metadata(client)["options"]
+    info = ImplementationInfo("x", "x", "1", "python", options, "python:x")
+    return replay_run(client, info, CASES).results
+
+
+def chat_case_ids() -> set[str]:
+    return {
+        case.id
+        for case in CASES
+        if decode_cassette(case.cassette.path, case.cassette.interaction).family == "openai-chat"
+    }
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "think_only_client",
+        pytest.param("vllm_profile_client", marks=pytest.mark.slow),
+        pytest.param("bracket_client", marks=pytest.mark.slow),
+    ],
+)
+def test_replay_runs_the_cases_run_runs_under_the_declared_profile(name: str):
+    """Under a profile the case files do not name, the derived cases stand in (SPEC 5.6), as
+    in `run`: with `delimiters: think_only` every chat capture is judged, none skipped for
+    want of an expectation; a derived input is replayed from the recording rewritten."""
+    from tests.fakes import http_clients
+
+    results = replay_declared(getattr(http_clients, name))
+    written = {r.case.split("~")[0] for r in results if r.verdict == Verdict.PASS}
+    assert not [r for r in results if r.verdict in (Verdict.FAIL, Verdict.ERROR)]
+    assert not [r for r in results if "no expectation" in (r.reason or "")]
+    assert written == chat_case_ids()
+    assert any("~" in r.case and r.verdict == Verdict.PASS for r in results)
+
+
+def test_a_derived_input_is_replayed_from_the_recording_rewritten():
+    from conformance.engine.plans import profiled
+    from conformance.replay.derived import derived_body
+
+    options = Options.from_mapping({"delimiters": "bracket", "start_in_reasoning": True})
+    [case] = [case for case in CASES if case.id == "8L8J"]
+    decoded = decode_cassette(case.cassette.path)
+    forms = {form.id: form for form in profiled([case], options)}
+    assert set(forms) == {"8L8J~start+bracket", "8L8J~start.glued+bracket"}
+    for form in forms.values():
+        body = derived_body(decoded, form.chunks, None)
+        assert isinstance(body, bytes) and body.count(b"[/THINK]") == 1
+        assert b"[/THINK]" not in decoded.interaction.body
+    whole = next(case for case in CASES if not decode_cassette(case.cassette.path).streaming)
+    [own, _] = profiled([whole], options)
+    assert "a non-streaming response holds one message" in derived_body(
+        decode_cassette(whole.cassette.path), own.chunks, None
+    )
+
+
+def status_column(stdout: str) -> str:
+    """The status column of the summary table's one implementation row."""
+    return stdout.splitlines()[2].split()[-1]
+
+
+def test_the_replay_commands_status_column_agrees_with_its_exit_status(tmp_path: Path):
+    only = ["--cases", str(bundled_cases_dir() / "cassettes.yaml"), "--report-dir", str(tmp_path)]
+    spec = "python:tests.fakes.http_clients:"
+    runner = CliRunner()
+    think_only = runner.invoke(main, ["replay", "--impl", spec + "think_only_client", *only])
+    assert (think_only.exit_code, status_column(think_only.stdout)) == (0, "ok")
+    results = json.loads((tmp_path / "results.json").read_text())["implementations"][0]
+    assert results["summary"]["PASS"] >= len(chat_case_ids())
+    doubled = runner.invoke(
+        main, ["replay", "--impl", spec + "doubling_client", "-k", "deepseek", *only]
+    )
+    assert (doubled.exit_code, status_column(doubled.stdout)) == (1, "FAILED")
+    kimi = ["--options", '{"delimiters": "kimi"}', "-k", "anthropic"]
+    nothing = runner.invoke(main, ["replay", "--impl", spec + "chat_client", *kimi, *only])
+    assert (nothing.exit_code, status_column(nothing.stdout)) == (1, "UNJUDGED")

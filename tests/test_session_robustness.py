@@ -680,3 +680,25 @@ def test_a_slow_importing_implementation_starts_under_the_default_timeouts(
     assert slow["failure"] is None
     assert 7 <= slow["start_seconds"] < 60
     assert slow["summary"]["FAIL"] > 0 and slow["summary"]["ERROR"] == 0
+
+
+@pytest.mark.parametrize("command", ["run", "replay"])
+def test_a_run_that_never_started_keeps_the_last_good_reports(tmp_path: Path, command: str) -> None:
+    """A typo in `--impl` (nothing started) does not replace the reports already there, and
+    says so; where there are none yet, its reports say why it could not start."""
+    spec, typo = "python:tests.fakes.http_clients:chat_client", "python:tests.fakes.htp:x"
+    args = ["--id", "8L8J", "--no-growth"] if command == "run" else ["--id", "8L8J"]
+    impl = "reference" if command == "run" else spec
+    good = cli(command, "--impl", impl, *args, "--report-dir", tmp_path / "reports")
+    assert good.returncode == 0, good.stderr
+    before = {p.name: p.read_bytes() for p in (tmp_path / "reports").iterdir()}
+    failed = cli(command, "--impl", typo, *args, "--report-dir", tmp_path / "reports")
+    assert failed.returncode == 2 and "cannot import 'tests.fakes.htp'" in failed.stderr
+    assert f"the reports in {tmp_path / 'reports'} are still those of the previous run" in (
+        failed.stderr
+    )
+    assert "wrote " not in failed.stdout
+    assert {p.name: p.read_bytes() for p in (tmp_path / "reports").iterdir()} == before
+    first = cli(command, "--impl", typo, *args, "--report-dir", tmp_path / "new")
+    assert first.returncode == 2
+    assert load_results(tmp_path / "new" / "results.json").implementations[0].failure

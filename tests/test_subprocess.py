@@ -541,6 +541,21 @@ def test_smoke_notes_differences_from_the_reference_without_failing() -> None:
         "assistant='<think>plan</think>Answer' thinking='' (the reference gives "
         "assistant='Answer' thinking='plan' under these options)"
     )
+    assert results["one block"].status == "DIFF" and not results["one block"].agrees
+
+
+def test_the_smoke_command_never_prints_ok_beside_a_wrong_split() -> None:
+    done = cli("smoke", "--impl", "python:tests.fakes.broken_impls:NoCarry")
+    assert done.returncode == 0, done.stderr  # it speaks the protocol
+    lines = done.stdout.splitlines()
+    [wrong] = [line for line in lines if "the reference gives" in line]
+    assert wrong.split()[:4] == ["DIFF", "split", "close", "tag"]
+    assert not [line for line in lines if line.startswith("ok") and "reference gives" in line]
+    assert lines[-1] == (
+        "DIFF: 1 of its answers differs from the reference's split under its options; "
+        "`conformance run --impl python:tests.fakes.broken_impls:NoCarry` checks its splits "
+        "on the whole corpus"
+    )
 
 
 def test_smoke_catches_state_kept_between_streams() -> None:

@@ -10,17 +10,23 @@ into `<cases>/cassettes.yaml`.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
 import re
 import shutil
 from collections.abc import Mapping
 from importlib import resources
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any, ClassVar
 
 from conformance.cassettes._decode import decode_cassette
-from conformance.cassettes._load import cassettes_dir_for, load_cassette
+from conformance.cassettes._load import (
+    CAPTURE_SUFFIXES,
+    bundled_cassettes_dir,
+    cassettes_dir_for,
+    load_cassette,
+)
 from conformance.cassettes._model import CassetteError
 from conformance.cassettes._secrets import refusal
 from conformance.contracts.normalizer import own_cases
@@ -63,12 +69,15 @@ class AcceptError(ApproveError):
 def approve(
     cassette: Path, cases_dir: Path, *, interaction: int = 0, family: str | None = None
 ) -> Path:
-    """Write a pending case for `cassette` and return its file."""
+    """Write a pending case for `cassette` and return its file. The cases directory and the
+    `cassettes/` directory beside it are made when missing; a capture that is not under a
+    cassettes directory is copied into `cassettes/captures/`. Nothing is written (no copy,
+    no directory) unless the case is."""
     pending_dir = cases_dir / PENDING_DIR
     _refuse_credentials(cassette)
-    cassette = _in_reach(cassette, pending_dir / "x.yaml")
-    name = _relative_name(cassette, pending_dir / "x.yaml")
-    corpus = load_corpus([cases_dir])
+    copy = _copy_target(cassette, pending_dir / "x.yaml")
+    name = _relative_name(copy or cassette, pending_dir / "x.yaml", made=copy is not None)
+    corpus = load_corpus([cases_dir]) if cases_dir.is_dir() else Corpus((), (), ())
     for existing in corpus.cases:
         ref = existing.cassette
         if ref is not None and (ref.name, ref.interaction) == (name, interaction):
@@ -76,16 +85,19 @@ def approve(
             raise ApproveError(f"{name} is already {state} {existing.id} ({existing.where})")
     decoded = decode_cassette(cassette, interaction, family)
     loaded = load_cassette(cassette)
-    used = {case.id for case in corpus.cases} | load_retired(cases_dir)
+    used = {case.id for case in corpus.cases}
+    if cases_dir.is_dir():
+        used |= load_retired(cases_dir)
     # Also the IDs of cases that did not load: an ID is never reused, even from a broken file.
     for path in corpus.files:
         used.update(_ID.findall(path.read_text("utf-8", errors="replace")))
     case_id = new_case_id(used, first=ID_FIRST)
-    slug = _fresh_slug(name, {case.slug for case in corpus.cases})
+    stem = PurePosixPath(name).with_suffix("").as_posix()
+    slug = fresh_slug(f"capture {stem}", {case.slug for case in corpus.cases})
     entry: dict[str, Any] = {
         "id": case_id,
         "slug": slug,
-        "title": f"Capture {name.removesuffix('.yaml')}"[:90],
+        "title": f"Capture {stem}"[:90],
         "taxonomy": guess_taxonomy([c.to_json() for c in decoded.chunks]),
         "level": "must",
         "pending": True,
@@ -96,14 +108,52 @@ def approve(
         "provenance": [{"kind": "cassette", "ref": f"cassettes/{name}"}],
     }
     path = pending_dir / f"{case_id}-{slug}.yaml"
+    made = [d for d in (cases_dir, pending_dir) if not d.is_dir()]
+    if copy is not None:
+        made += [d for d in (copy.parent.parent, copy.parent) if not d.is_dir()]
+        copy.parent.mkdir(parents=True, exist_ok=True)
+        if not copy.exists():
+            shutil.copyfile(cassette, copy)
     pending_dir.mkdir(parents=True, exist_ok=True)
     header = _review_header(name, decoded, loaded.provenance or {})
     path.write_text(header + render_case_file("cassettes", CORPUS_DESCRIPTION, [entry]), "utf-8")
     _, errors = load_file(path)
     if errors:  # a bug here, not the user's: never leave a broken file behind
         path.unlink()
+        if copy is not None:
+            copy.unlink(missing_ok=True)
+        for directory in reversed(made):
+            with contextlib.suppress(OSError):
+                directory.rmdir()
         raise ApproveError("the pending case did not load: " + "; ".join(map(str, errors)))
     return path
+
+
+def capture_suffix(path: Path) -> str:
+    """The suffix a case may name the capture at `path` by: its own where it is one the
+    loader looks for (`CAPTURE_SUFFIXES`), else one saying what the content is."""
+    if path.suffix in CAPTURE_SUFFIXES:
+        return path.suffix
+    head = path.read_bytes()[:4096].lstrip()
+    if head.startswith(b"{") and b'"log"' in head:
+        return ".har"
+    return ".json" if head.startswith((b"{", b"[")) else ".yaml"
+
+
+def fresh_slug(text: str, used: set[str], limit: int = 56) -> str:
+    """A slug the case schema takes (lowercase words joined by hyphens, at most 60
+    characters) made of `text` (a host such as `10.0.0.5` becomes `10-0-0-5`), numbered
+    where `used` has it already."""
+    base = slug_words(text)[:limit].rstrip("-") or "capture"
+    slug, number = base, 2
+    while slug in used:
+        slug, number = f"{base}-{number}", number + 1
+    return slug
+
+
+def slug_words(text: str) -> str:
+    """`text` as lowercase words joined by hyphens (what slugs and directory names take)."""
+    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
 
 
 def accept(cassette: Path, cases_dir: Path) -> tuple[Case, Path]:
@@ -117,7 +167,9 @@ def accept(cassette: Path, cases_dir: Path) -> tuple[Case, Path]:
 
 def _accept(cassette: Path, cases_dir: Path) -> tuple[Case, Path]:
     pending_dir = cases_dir / PENDING_DIR
-    cassette = _in_reach(cassette, pending_dir / "x.yaml", copy=False)
+    copy = _copy_target(cassette, pending_dir / "x.yaml")
+    if copy is not None and copy.exists():  # approved from elsewhere: the copy is the case's
+        cassette = copy
     name = _relative_name(cassette, pending_dir / "x.yaml")
     _refuse_credentials(cassette)
     found = [
@@ -186,33 +238,43 @@ def _refuse_credentials(cassette: Path) -> None:
 CAPTURES = "captures"
 
 
-def _in_reach(cassette: Path, case_file: Path, *, copy: bool = True) -> Path:
-    """The cassette itself when `case_file` can name it; otherwise its copy in a
-    `cassettes/` directory beside the cases (made now unless `copy` is false), so that a
-    capture can be approved from anywhere, also from a plain install. The packaged corpus
-    takes no new cases."""
-    directory = cassettes_dir_for(case_file)
-    if cassette.resolve().is_relative_to(directory.resolve()):
-        return cassette
+def _copy_target(cassette: Path, case_file: Path) -> Path | None:
+    """None when `case_file` can name the cassette where it is; otherwise where its copy
+    goes: `captures/` in the cassettes directory of the cases, `cassettes/` beside the
+    cases directory where there is none yet (made when the copy is), so that a capture can
+    be approved from anywhere, also from a plain install. The packaged corpus takes no new
+    cases."""
+    suffix = capture_suffix(cassette)
+    if cassette.resolve().is_relative_to(cassettes_dir_for(case_file).resolve()):
+        if suffix != cassette.suffix:
+            raise ApproveError(
+                f"{cassette}: a case names a capture ending in "
+                f"{', '.join(CAPTURE_SUFFIXES)}; rename it to {cassette.stem}{suffix}"
+            )
+        return None
     packaged = Path(str(resources.files("conformance"))).resolve()
     if case_file.resolve().is_relative_to(packaged):
         raise ApproveError(
             f"{case_file.parent} is inside the installed package; name your own cases "
             "directory with --cases DIR"
         )
-    target_dir = case_file.parent.parent.parent / "cassettes" / CAPTURES
-    target = target_dir / cassette.name
+    target = _own_cassettes_dir(case_file) / CAPTURES / (cassette.stem + suffix)
     if target.exists() and target.read_bytes() != cassette.read_bytes():
         raise ApproveError(f"{target} exists and differs from {cassette}; rename one of them")
-    if not copy:
-        return target if target.exists() else cassette
-    target_dir.mkdir(parents=True, exist_ok=True)
-    shutil.copyfile(cassette, target)
     return target
 
 
-def _relative_name(cassette: Path, case_file: Path) -> str:
-    directory = cassettes_dir_for(case_file)
+def _own_cassettes_dir(case_file: Path) -> Path:
+    """The cassettes directory the case file finds (`cassettes_dir_for`), or the one it
+    will find once made beside the cases directory (`cases/pending/x.yaml` -> `cassettes/`)."""
+    found = cassettes_dir_for(case_file)
+    if found.resolve() != bundled_cassettes_dir().resolve():
+        return found
+    return case_file.parent.parent.parent / "cassettes"
+
+
+def _relative_name(cassette: Path, case_file: Path, *, made: bool = False) -> str:
+    directory = _own_cassettes_dir(case_file) if made else cassettes_dir_for(case_file)
     try:
         return cassette.resolve().relative_to(directory.resolve()).as_posix()
     except ValueError:
@@ -220,15 +282,6 @@ def _relative_name(cassette: Path, case_file: Path) -> str:
             f"{cassette} is not under {directory}, where cases in {case_file.parent.parent} "
             "find their cassettes; move it there (cassettes/<provider>/<name>.yaml)"
         ) from None
-
-
-def _fresh_slug(name: str, used: set[str]) -> str:
-    base = "capture-" + re.sub(r"[^a-z0-9]+", "-", name.removesuffix(".yaml").lower()).strip("-")
-    base = base[:56].rstrip("-")
-    slug, number = base, 2
-    while slug in used:
-        slug, number = f"{base}-{number}", number + 1
-    return slug
 
 
 def _review_header(name: str, decoded: Any, recorded: Mapping[str, Any]) -> str:

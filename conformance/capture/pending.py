@@ -1,5 +1,10 @@
 """`conformance import --pending`: each interesting capture not in the corpus yet, copied
-beside the corpus (scrubbed, with its provenance) and proposed as a pending case."""
+beside the corpus (scrubbed, with its provenance) and proposed as a pending case.
+
+Each capture stands on its own: one that cannot be written (a credential the scrub cannot
+remove, a case that would not load) leaves nothing behind, neither its copy nor its case
+nor a directory made for them, and says why; the captures after it are still written. The
+`cassettes/` directory beside the cases is made when there is none."""
 
 from __future__ import annotations
 
@@ -10,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from conformance.capture.approve import capture_suffix, fresh_slug, slug_words
 from conformance.capture.importer import Finding, chunks_hash
 from conformance.capture.provenance import (
     Origin,
@@ -44,12 +50,37 @@ class Written:
     #: Why no case was written (a duplicate of a corpus case, ...).
     reason: str | None = None
     case_id: str | None = None
+    #: Why this capture could not be written, and what to do (nothing of it is left behind).
+    error: str | None = None
 
 
 @dataclass(slots=True)
 class _Copies:
     directory: Path
     done: dict[Path, Path] = field(default_factory=dict)
+    #: The copies a written case refers to: kept when a later case of the same file fails.
+    used: set[Path] = field(default_factory=set)
+    #: The directories made for the copies, outermost first.
+    made: list[Path] = field(default_factory=list)
+
+    def directory_for(self, name: str) -> Path:
+        """`directory/name`, made (with `directory`) where missing."""
+        target = self.directory / name
+        self.made += [d for d in (self.directory, target) if not d.is_dir() and d not in self.made]
+        target.mkdir(parents=True, exist_ok=True)
+        return target
+
+    def discard(self, source: Path) -> None:
+        """Remove the copy of `source` unless a written case refers to it, and the
+        directories made for it that hold nothing else."""
+        target = self.done.get(source.resolve())
+        if target is not None and target not in self.used:
+            target.unlink(missing_ok=True)
+            del self.done[source.resolve()]
+        for directory in reversed(self.made):
+            if directory.is_dir() and not any(directory.iterdir()):
+                directory.rmdir()
+                self.made.remove(directory)
 
 
 def write_pending(
@@ -63,13 +94,14 @@ def write_pending(
     source_root: Path | None = None,
 ) -> list[Written]:
     """Write a pending case for each interesting finding not already in the corpus."""
-    cassettes_dir = _cassettes_beside(pending_dir)
+    cassettes_dir = cassettes_beside(pending_dir)
+    missing = [d for d in (pending_dir.parent, pending_dir) if not d.exists()]
     corpus_dirs = [d for d in (cases_dir, pending_dir) if d is not None and d.is_dir()]
     corpus = load_corpus(corpus_dirs) if corpus_dirs else None
     cases = own_cases(corpus.cases if corpus else ())
     known = {chunks_hash(case.chunks): case.id for case in cases}
     used = {case.id for case in (corpus.cases if corpus else ())}
-    if cases_dir is not None:
+    if cases_dir is not None and cases_dir.is_dir():
         used |= load_retired(cases_dir)
     slugs = {case.slug for case in (corpus.cases if corpus else ())}
     copies = _Copies(cassettes_dir)
@@ -83,38 +115,58 @@ def write_pending(
             continue
         origin = origin_of(finding.source, repository, commit, source_root)
         origin = Origin(origin.source, origin.repository, origin.commit, origin.path, license)
-        copy = _copy(copies, finding, origin)
         case_id = new_case_id(used, first="23456789")
-        used.add(case_id)
-        name = copy.relative_to(cassettes_dir).as_posix()
         slug = _slug(finding, slugs)
+        try:
+            copy = _copy(copies, finding, origin)
+            name = copy.relative_to(cassettes_dir).as_posix()
+            path = _write_case(pending_dir, case_id, slug, name, finding, origin)
+        except (ImportProblem, OSError) as error:
+            copies.discard(finding.source)
+            written.append(Written(finding, error=_problem(error)))
+            continue
+        copies.used.add(copy)
+        used.add(case_id)
         slugs.add(slug)
-        path = _write_case(pending_dir, case_id, slug, name, finding, origin)
         known[digest] = case_id
         written.append(Written(finding, copy, path, case_id=case_id))
+    for directory in reversed(missing):  # made for cases that were not written
+        if directory.is_dir() and not any(directory.iterdir()):
+            directory.rmdir()
     return written
 
 
-def _cassettes_beside(pending_dir: Path) -> Path:
+def _problem(error: Exception) -> str:
+    """Why a capture was not imported, and what to do."""
+    if isinstance(error, ImportProblem):
+        return str(error)
+    reason = error.strerror if isinstance(error, OSError) and error.strerror else str(error)
+    where = f" in {error.filename}" if isinstance(error, OSError) and error.filename else ""
+    return f"cannot write its copy or its case{where} ({reason}): nothing of it was kept"
+
+
+def cassettes_beside(pending_dir: Path) -> Path:
+    """The `cassettes/` directory where the pending cases in `pending_dir` find their
+    captures (`cassettes_dir_for`): the nearest one beside it or in the two directories
+    above it, or, where there is none, the one to make beside the cases (`cases/pending` ->
+    `cassettes/` beside `cases/`), made with the first copy."""
     pending_dir = pending_dir.resolve()
     for ancestor in (pending_dir, *pending_dir.parents[:2]):
         candidate = ancestor / "cassettes"
         if candidate.is_dir() and not (candidate / "__init__.py").exists():
             return candidate
-    raise ImportProblem(
-        f"no cassettes/ directory beside {pending_dir} or the two directories above it: the "
-        "copied captures go there, where the pending cases find them (create it)"
-    )
+    cases = pending_dir.parent if pending_dir.name == "pending" else pending_dir
+    return cases.parent / "cassettes"
 
 
 def _copy(copies: _Copies, finding: Finding, origin: Origin) -> Path:
     source = finding.source.resolve()
     if source in copies.done:
         return copies.done[source]
-    directory = copies.directory / (finding.provider or "unknown").replace(".", "-")
-    directory.mkdir(parents=True, exist_ok=True)
+    provider = slug_words(finding.provider or "") or "unknown"
+    directory = copies.directory / provider
     stem = re.sub(r"[^A-Za-z0-9._-]+", "-", finding.source.stem).strip("-") or "capture"
-    suffix = finding.source.suffix.lower() or ".yaml"
+    suffix = capture_suffix(finding.source)
     target, number = directory / f"{stem}{suffix}", 2
     while target.exists():
         target, number = directory / f"{stem}-{number}{suffix}", number + 1
@@ -132,23 +184,21 @@ def _copy(copies: _Copies, finding: Finding, origin: Origin) -> Path:
     if findings:
         listed = "; ".join(str(finding) for finding in findings[:3])
         raise ImportProblem(
-            f"{finding.source}: still looks like it holds a credential after scrubbing "
-            f"({listed}); nothing was copied. Scrub it by hand first."
+            f"it still looks like it holds a credential after scrubbing ({listed}); nothing "
+            "was copied: remove it by hand and import the capture again"
         )
+    copies.directory_for(provider)
     target.write_text(text, "utf-8")
     copies.done[source] = target
     return target
 
 
 def _slug(finding: Finding, used: set[str]) -> str:
-    stem = re.sub(r"[^a-z0-9]+", "-", finding.source.stem.lower()).strip("-")
-    base = f"recorded-{finding.provider}-{stem}"[:52].rstrip("-")
+    words = slug_words(f"recorded {finding.provider or 'unknown'} {finding.source.stem}")
+    base = words[:52].rstrip("-")
     if finding.interaction:
         base = f"{base}-{finding.interaction}"
-    slug, number = base, 2
-    while slug in used:
-        slug, number = f"{base}-{number}", number + 1
-    return slug
+    return fresh_slug(base, used, limit=60)
 
 
 def _write_case(
@@ -189,7 +239,11 @@ def _write_case(
     description = "Captures imported from the wild, waiting for review (docs/cassettes.md)."
     path.write_text(header + "\n" + render_case_file("cassettes", description, [case]), "utf-8")
     _, errors = load_file(path)
-    if errors:  # a bug here, not the user's: never leave a broken file behind
+    if errors:  # never leave a broken file behind
         path.unlink()
-        raise ImportProblem("the pending case did not load: " + "; ".join(map(str, errors)))
+        raise ImportProblem(
+            "its pending case did not load ("
+            + "; ".join(map(str, errors))
+            + "): nothing of it was kept; please report this with the capture"
+        )
     return path

@@ -101,7 +101,7 @@ def decode(paths: tuple[Path, ...], interaction: int | None, family: str | None)
     "pending_dir",
     type=click.Path(file_okay=False, path_type=Path),
     help="Write the interesting captures as pending cases here (e.g. cases/pending); the "
-    "captures are copied into the cassettes/ directory beside it.",
+    "captures are copied into the cassettes/ directory beside it (made when missing).",
 )
 @click.option(
     "--cases",
@@ -136,8 +136,10 @@ def import_(
     framing, whether it carries native reasoning and/or tags in its content, and what the
     reference makes of it. With --pending, those with reasoning that the corpus does not
     already hold (same chunks) become pending cases for review, provenance `recorded`
-    (source path; repository and commit where the source is in a git checkout, or as given).
-    Exit status 2 if any capture failed to decode.
+    (source path; repository and commit where the source is in a git checkout, or as given);
+    the captures are copied into the cassettes/ directory beside the cases, made if missing.
+    A capture that cannot be written leaves nothing behind and is named with the reason; the
+    others are still written. Exit status 2 if any capture failed to decode or be written.
     """
     from conformance.capture.importer import scan, summary_line
     from conformance.capture.pending import ImportProblem, write_pending
@@ -177,10 +179,20 @@ def import_(
             fail(error)
         for item in written:
             source = f"{item.finding.source} #{item.finding.interaction}"
-            if item.case_file is None:
+            if item.error is not None:
+                click.echo(f"error: {source}: not imported: {item.error}", err=True)
+            elif item.case_file is None:
                 click.echo(f"{source}: no case: {item.reason}", err=True)
             else:
                 click.echo(f"{source}: wrote {item.case_file} ({item.cassette})", err=True)
+        failed = [item for item in written if item.error is not None]
+        if failed:
+            click.echo(
+                f"{len(failed)} of {len(written)} captures with reasoning not imported; the "
+                "others were written",
+                err=True,
+            )
+            sys.exit(EXIT_USAGE)
     if errors:
         sys.exit(EXIT_USAGE)
 
@@ -190,8 +202,8 @@ def import_(
 @click.option(
     "--cases",
     "cases_dir",
-    type=click.Path(exists=True, file_okay=False, path_type=Path),
-    help="The corpus directory (default: ./cases).",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="The corpus directory (default: ./cases; made when missing, with cassettes/ beside it).",
 )
 @click.option("--interaction", type=int, default=0, show_default=True, help="Which interaction.")
 @click.option(
@@ -206,7 +218,9 @@ def approve(
     """Turn a capture into a case: first a pending one to review, then (--accept) a corpus case.
 
     Without --accept: decode CASSETTE, take the reference's split as the expected one, and
-    write <cases>/pending/<ID>-<slug>.yaml, which runs report as SKIP (pending review).
+    write <cases>/pending/<ID>-<slug>.yaml, which runs report as SKIP (pending review). A
+    capture outside the cassettes directory is copied into cassettes/captures/ beside the
+    cases; the directories are made when missing.
     With --accept: check the reviewed case and move it into <cases>/cassettes.yaml.
     """
     from conformance.capture.approve import ApproveError
@@ -215,17 +229,29 @@ def approve(
     from conformance.cassettes import CassetteError
 
     directory = cases_dir or Path("cases")
-    if not directory.is_dir():
-        usage_error("no ./cases directory here; name the corpus with --cases")
+    if directory.exists() and not directory.is_dir():
+        usage_error(f"{directory} is not a directory; name the corpus with --cases")
     try:
         if accept:
             case, target = accept_case(cassette, directory)
-            click.echo(f"accepted {case.id} ({case.slug}) into {target}; commit it with {cassette}")
+            assert case.cassette is not None
+            click.echo(
+                f"accepted {case.id} ({case.slug}) into {_shown(target)}; commit it with "
+                f"{_shown(case.cassette.path)}"
+            )
         else:
             path = approve_case(cassette, directory, interaction=interaction, family=family)
             click.echo(f"wrote {path}: review it, then `conformance approve {cassette} --accept`")
     except (ApproveError, CassetteError) as error:
         fail(error)  # accepting: an AcceptError, exit status 1
+
+
+def _shown(path: Path) -> str:
+    """`path` as the user would type it: relative to the working directory when under it."""
+    try:
+        return path.resolve().relative_to(Path.cwd().resolve()).as_posix()
+    except ValueError:
+        return str(path)
 
 
 @click.command()

@@ -30,7 +30,9 @@ from conformance.session.orchestrator import EXIT_FAILED, EXIT_OK, EXIT_USAGE
 def smoke(impl: str, timeout: float, validate_protocol: bool) -> None:
     """Send an implementation a few trivial requests: does it speak the protocol?
 
-    Exit status 0 if it does, 1 if not, 2 if it cannot be started.
+    Each answer is `ok`, `DIFF` (well-formed, but not the reference's split under the
+    implementation's options: `conformance run` says more) or `FAIL`. Exit status 0 if it
+    speaks the protocol (differences included), 1 if not, 2 if it cannot be started.
     """
     from conformance.tools.smoke import smoke as run_smoke
 
@@ -40,7 +42,7 @@ def smoke(impl: str, timeout: float, validate_protocol: bool) -> None:
         results = run_smoke(connection)
     width = max(len(result.name) for result in results)
     for result in results:
-        click.echo(f"{'ok' if result.ok else 'FAIL':4}  {result.name:{width}}  {result.message}")
+        click.echo(f"{result.status:4}  {result.name:{width}}  {result.message}")
     failed = sum(not result.ok for result in results)
     if failed:
         click.echo(
@@ -49,6 +51,13 @@ def smoke(impl: str, timeout: float, validate_protocol: bool) -> None:
         )
         sys.exit(EXIT_FAILED)
     click.echo(f"OK: {info.label} speaks the protocol ({len(results)} smoke requests answered)")
+    differ = sum(not result.agrees for result in results)
+    if differ:
+        click.echo(
+            f"DIFF: {differ} of its answers {'differs' if differ == 1 else 'differ'} from "
+            f"the reference's split under its options; `conformance run --impl {impl}` checks "
+            "its splits on the whole corpus"
+        )
 
 
 @click.command()

@@ -12,7 +12,9 @@ protocol, and as there it holds for the family as a whole: the first call of a f
 decides, and raising it for some calls of a family the client answers is an ERROR of those
 (conformance/engine/declines.py). The joined channels are judged like any
 other check (check name `http`); the deltas do not line up with the cassette's chunks, so
-promptness is not judged here.
+promptness is not judged here. The cases are those `run` runs under the client's profile
+(`engine.plans.profiled`): under a profile the case files do not name, derived cases, each
+replayed from the recording with its change made in the body (`derived`).
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ from conformance.cassettes._load import CapturePersister
 from conformance.cassettes._model import CassetteError
 from conformance.contracts.normalizer import own_cases
 from conformance.engine.declines import Declines
+from conformance.engine.plans import profiled
 from conformance.interface import HttpCall
 from conformance.model.cases import Case, CaseIdentity
 from conformance.model.chunks import CHANNELS
@@ -39,6 +42,7 @@ from conformance.model.judge import compare
 from conformance.model.options import Options
 from conformance.model.requests import Error, Ok, Unsupported
 from conformance.model.results import CaseResult, ImplementationInfo, ImplementationRun, Verdict
+from conformance.replay.derived import derived_body
 from conformance.transport.messages import check_delta
 
 #: The check name http results carry.
@@ -64,7 +68,9 @@ def replay_run(
     run = ImplementationRun(info)
     declines = Declines()
     with _closed_port() as port:
-        for case in own_cases(cases):
+        # The cases `run` runs under this profile: derived ones stand in for the written
+        # ones under a profile the case files do not name (SPEC 5.6).
+        for case in own_cases(profiled(own_cases(cases), options)):
             if case.cassette is not None:
                 base_url = f"http://127.0.0.1:{port}"
                 run.results.append(check_case(client, case, options, base_url, declines))
@@ -93,6 +99,13 @@ def check_case(
         decoded = decode_cassette(ref.path, ref.interaction, ref.family)
     except CassetteError as error:
         return replace(result, verdict=Verdict.ERROR, reason=str(error))
+    body = derived_body(decoded, case.chunks, ref.family)
+    if isinstance(body, str):
+        return replace(
+            result,
+            verdict=Verdict.SKIP,
+            reason=f"not replayed: {body}; `conformance run` checks this input",
+        )
     interaction = decoded.interaction
     parts = urlsplit(interaction.uri)
     call = HttpCall(
@@ -109,12 +122,13 @@ def check_case(
     family = f"{decoded.family} {'stream' if decoded.streaming else 'whole'}"
     # What a failed result shows: the cassette's chunks and the expected channels.
     detailed = replace(
-        result, chunks=[chunk.to_json() for chunk in decoded.chunks], expected=expected.to_json()
+        result, chunks=[chunk.to_json() for chunk in case.chunks], expected=expected.to_json()
     )
     replayer = vcr.VCR(
         record_mode="none", match_on=("method", "path"), decode_compressed_response=True
     )
-    replayer.register_persister(CapturePersister)  # any capture format load_cassette reads
+    # Any capture format load_cassette reads, with the body a derived case needs.
+    replayer.register_persister(_persister(interaction.index, body))
     try:
         with replayer.use_cassette(str(ref.path), allow_playback_repeats=True) as cassette:
             answer = client(call)
@@ -151,6 +165,22 @@ def check_case(
     if judgement.verdict == Verdict.PASS:
         return result
     return replace(detailed, verdict=judgement.verdict, reason=judgement.reason, actual=actual)
+
+
+def _persister(index: int, body: bytes) -> type[CapturePersister]:
+    """CapturePersister, answering interaction `index` with `body`."""
+
+    class Rewritten(CapturePersister):
+        @staticmethod
+        def load_cassette(cassette_path: str, serializer: Any) -> tuple[list[Any], list[Any]]:
+            requests, responses = CapturePersister.load_cassette(cassette_path, serializer)
+            response = responses[index]
+            response["body"] = {"string": body}
+            if "content-length" in response["headers"]:
+                response["headers"]["content-length"] = [str(len(body))]
+            return requests, responses
+
+    return Rewritten
 
 
 def _channels(answer: Any) -> dict[str, str] | str:

@@ -12,7 +12,7 @@ from typing import TextIO
 from tabulate import tabulate
 
 from conformance.model.results import FuzzResult, Run, Verdict
-from conformance.reports import write_reports
+from conformance.reports import FORMATS, write_reports
 from conformance.reports._terminal import render_top
 from conformance.session.events import (
     Finished,
@@ -22,7 +22,7 @@ from conformance.session.events import (
     ResultEvent,
     Started,
 )
-from conformance.session.report_dir import ReportDirectory, cannot_write
+from conformance.session.report_dir import ReportDirectory, cannot_write, never_started
 
 
 class TerminalSummary(Handler):
@@ -156,7 +156,9 @@ class ReportWriter(Handler):
     """All reports into one directory when the session finishes (interrupted or not).
 
     The directory is claimed when the writer is made, before the session runs
-    (`report_dir.ReportDirectory`): made absolute, created, written and locked."""
+    (`report_dir.ReportDirectory`): made absolute, created, written and locked. A run in
+    which no implementation started (a typo in `--impl`) does not replace the reports of
+    the previous run there; it says so."""
 
     def __init__(self, directory: Path, echo: Callable[..., None]) -> None:
         self.claimed = ReportDirectory(directory)
@@ -164,6 +166,15 @@ class ReportWriter(Handler):
         self.echo = echo
 
     def finished(self, event: Finished) -> None:
+        names = [module.FILENAME for module in FORMATS]
+        if never_started(event.run) and self.claimed.holds_any(names):
+            self.release()
+            self.echo(
+                f"no implementation started, so the reports in {self.directory} are still "
+                "those of the previous run (this one wrote none)",
+                err=True,
+            )
+            return
         try:
             paths = write_reports(event.run, self.directory)
         except OSError as error:

@@ -9,6 +9,9 @@ The lock is an advisory `flock` on `.conformance.lock`, which holds the owner's 
 message a second run gets. The kernel drops the lock with the process, so a crashed run leaves
 no lock behind; a lock still held for a pid that is gone (a process the run forked kept the
 descriptor) is stale, and the file is replaced.
+
+The reports of a run in which no implementation started do not replace those already in
+the directory (`never_started`): a typo in `--impl` keeps the last good reports.
 """
 
 from __future__ import annotations
@@ -17,9 +20,11 @@ import contextlib
 import errno
 import fcntl
 import os
+from collections.abc import Iterable
 from pathlib import Path
 
 from conformance.errors import UsageError
+from conformance.model.results import Run
 
 LOCK_NAME = ".conformance.lock"
 
@@ -70,6 +75,11 @@ class ReportDirectory:
             raise cannot_write(self.path, error) from None
         return fd
 
+    def holds_any(self, names: Iterable[str]) -> bool:
+        """Whether any of the files `names` is in the directory (the reports of a previous
+        run, which a run that never started does not replace)."""
+        return any((self.path / name).exists() for name in names)
+
     def release(self) -> None:
         """Let another run have the directory; the lock file stays (removing it could let
         two runs lock two different files of the same name)."""
@@ -79,6 +89,13 @@ class ReportDirectory:
 
     def __del__(self) -> None:
         self.release()
+
+
+def never_started(run: Run) -> bool:
+    """Whether no implementation of `run` started (each failed to start: a typo in `--impl`,
+    a program that is not there), so the run has nothing to report that replaces the last."""
+    impls = run.implementations
+    return bool(impls) and all(impl.failure is not None and not impl.results for impl in impls)
 
 
 def cannot_write(path: Path, error: OSError) -> ReportDirError:

@@ -1,8 +1,9 @@
 """`conformance smoke`: does an implementation speak the protocol at all?
 
 A handful of trivial requests, each expected to come back well-formed. The outputs are
-compared with the reference normalizer under the implementation's options, but a difference
-is only reported: correctness is what `conformance run` checks, with the whole corpus.
+compared with the reference normalizer under the implementation's options; a difference is
+shown as one (never as `ok`), but does not fail the smoke test: correctness is what
+`conformance run` checks, with the whole corpus.
 """
 
 from __future__ import annotations
@@ -21,6 +22,15 @@ class SmokeResult:
     #: Whether the reply was a well-formed answer (a split, or `unsupported` for the whole form).
     ok: bool
     message: str
+    #: Whether the answer is the reference's split under the implementation's options.
+    agrees: bool = True
+
+    @property
+    def status(self) -> str:
+        """`ok`, `DIFF` (well-formed, but not the reference's split) or `FAIL`."""
+        if not self.ok:
+            return "FAIL"
+        return "ok" if self.agrees else "DIFF"
 
 
 #: (name, request); run in this order, so "fresh state" follows a stream that ended in a block.
@@ -69,7 +79,10 @@ def _judge(
     if got == expected:
         return SmokeResult(name, True, _show(got))
     return SmokeResult(
-        name, True, f"{_show(got)} (the reference gives {_show(expected)} under these options)"
+        name,
+        True,
+        f"{_show(got)} (the reference gives {_show(expected)} under these options)",
+        agrees=False,
     )
 
 

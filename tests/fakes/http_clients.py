@@ -6,9 +6,11 @@ tests (tests/test_cassettes_replay.py).
   decodes each read on its own as if reads and events lined up, as many hand-written clients
   do;
 - clients that make their own requests, for `conformance replay` (vcrpy answers them):
-  `chat_client` and `anthropic_client` are right; `doubling_client` shows the reasoning
-  twice, `wrong_path_client` asks for a path the capture does not have, `lazy_client` sends
-  nothing. Usable as `python:tests.fakes.http_clients:chat_client`.
+  `chat_client` and `anthropic_client` are right, and so are `think_only_client`,
+  `vllm_profile_client` and `bracket_client` under the profiles they declare;
+  `doubling_client` shows the reasoning twice, `wrong_path_client` asks for a path the
+  capture does not have, `lazy_client` sends nothing. Usable as
+  `python:tests.fakes.http_clients:chat_client`.
 """
 
 from __future__ import annotations
@@ -16,7 +18,8 @@ from __future__ import annotations
 import codecs
 import json
 import urllib.request
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from typing import Any
 
 import httpx
 
@@ -39,9 +42,11 @@ def sse_events(pieces: Iterable[bytes]) -> Iterator[str]:
                 data = []
 
 
-def normalize_chat(events: Iterable[str]) -> list[dict[str, str]]:
-    """Chat Completions events through the reference normalizer."""
-    normalizer, deltas = Normalizer(), []
+def normalize_chat(
+    events: Iterable[str], options: Mapping[str, Any] | None = None
+) -> list[dict[str, str]]:
+    """Chat Completions events through the reference normalizer (under `options`)."""
+    normalizer, deltas = Normalizer(options), []
     for event in events:
         if event.strip() == "[DONE]":
             continue
@@ -80,14 +85,39 @@ def joined(deltas: Iterable[dict[str, str]]) -> dict[str, str]:
 @implementation(name="chat-client", version="1.0", capabilities=["http"])
 def chat_client(call: HttpCall) -> list[dict[str, str]]:
     """An httpx client for Chat Completions, with its own SSE parsing."""
+    return _chat(call, None)
+
+
+def _chat(call: HttpCall, options: Mapping[str, Any] | None) -> list[dict[str, str]]:
     if call.family != "openai-chat":
         raise NotImplementedError(f"speaks openai-chat, not {call.family}")
     with httpx.Client() as client, client.stream("POST", call.url, content=call.body) as response:
         if call.stream:
-            return normalize_chat(sse_events(response.iter_bytes()))
+            return normalize_chat(sse_events(response.iter_bytes()), options)
         message = json.loads(response.read())["choices"][0]["message"]
         event = json.dumps({"choices": [{"delta": message}]})
-        return normalize_chat([event])
+        return normalize_chat([event], options)
+
+
+def _chat_under(name: str, options: Mapping[str, Any]) -> Callable[[HttpCall], Any]:
+    """`chat_client` under another profile, declared."""
+
+    @implementation(name=name, version="1.0", capabilities=["http"], options=dict(options))
+    def client(call: HttpCall) -> list[dict[str, str]]:
+        return _chat(call, options)
+
+    return client
+
+
+#: Chat Completions clients following other profiles: `<think>` alone (as vLLM's parsers),
+#: that with the stream starting in reasoning and native reasoning merged with tag bodies
+#: (vLLM's whole profile), and the bracket grammar.
+think_only_client = _chat_under("chat-think-only", {"delimiters": "think_only"})
+vllm_profile_client = _chat_under(
+    "chat-vllm-profile",
+    {"delimiters": "think_only", "start_in_reasoning": True, "native_with_tags": "merge"},
+)
+bracket_client = _chat_under("chat-bracket", {"delimiters": "bracket"})
 
 
 @implementation(name="anthropic-urllib", capabilities=["http"])
