@@ -327,6 +327,20 @@ def test_replay_runs_the_cases_run_runs_under_the_declared_profile(name: str):
     assert any("~" in r.case and r.verdict == Verdict.PASS for r in results)
 
 
+def test_the_replay_progress_total_counts_the_cases_replayed_under_the_profile():
+    """The session's total for a client is `replayed_cases` under its declared options (the
+    recount once it connects): one result each, so progress ends on its total, not past it."""
+    from conformance.interface import metadata
+    from conformance.replay.vcrpy_clients import replayed_cases
+    from tests.fakes import http_clients
+
+    client = http_clients.think_only_client
+    options = Options.from_mapping(metadata(client)["options"])
+    counted = replayed_cases(CASES, options)
+    assert len(counted) > len(CASES)  # derived cases stand in: more than the written ones
+    assert len(replay_declared(client)) == len(counted)
+
+
 def test_a_derived_input_is_replayed_from_the_recording_rewritten():
     from conformance.engine.plans import profiled
     from conformance.replay.derived import derived_body

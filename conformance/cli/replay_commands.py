@@ -124,7 +124,8 @@ def replay(
     recorded response (record mode none); its channels are judged as check `http`.
     """
     from conformance.interface import metadata
-    from conformance.replay.vcrpy_clients import replay_run
+    from conformance.model.options import Options
+    from conformance.replay.vcrpy_clients import replay_run, replayed_cases
     from conformance.session.handlers import standard_handlers
     from conformance.session.orchestrator import Job, Session, SessionSettings
     from conformance.session.run import implementation_specs
@@ -169,7 +170,12 @@ def replay(
                 for result in replay_run(factory, connection.info, cases).results:
                     context.emit(result)
 
-            return Job(spec, len(cases), work, opened)
+            def recount(connection: Connection) -> int:
+                # Under the client's profile, derived cases stand in for written ones.
+                options = Options.from_mapping(connection.info.options)
+                return len(replayed_cases(cases, options))
+
+            return Job(spec, len(cases), work, opened, recount)
 
         session = Session(
             [job(spec) for spec in specs],

@@ -68,13 +68,16 @@ def replay_run(
     run = ImplementationRun(info)
     declines = Declines()
     with _closed_port() as port:
-        # The cases `run` runs under this profile: derived ones stand in for the written
-        # ones under a profile the case files do not name (SPEC 5.6).
-        for case in own_cases(profiled(own_cases(cases), options)):
-            if case.cassette is not None:
-                base_url = f"http://127.0.0.1:{port}"
-                run.results.append(check_case(client, case, options, base_url, declines))
+        for case in replayed_cases(cases, options):
+            base_url = f"http://127.0.0.1:{port}"
+            run.results.append(check_case(client, case, options, base_url, declines))
     return run
+
+
+def replayed_cases(cases: Iterable[CaseIdentity], options: Options) -> list[Case]:
+    """The cassette-backed cases `run` runs under this profile: derived ones stand in for the
+    written ones under a profile the case files do not name (SPEC 5.6). One result each."""
+    return [case for case in own_cases(profiled(own_cases(cases), options)) if case.cassette is not None]
 
 
 def check_case(
