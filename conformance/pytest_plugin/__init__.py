@@ -28,6 +28,7 @@ from ._state import (
     OPTIONS,
     REPORT_DIR,
     RESULT_PROPERTY,
+    SIGNATURE_PROPERTY,
     STATE,
     TIMEOUT,
     State,
@@ -203,10 +204,13 @@ def pytest_make_collect_report(collector: pytest.Collector) -> Any:
 
 
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:
-    """Collect results on the controlling process (also under xdist) for the reports."""
+    """Collect results on the controlling process (also under xdist) for the reports, and
+    shorten each failure of a bug signature already shown to one line."""
     if report.when != "call" and not (report.when == "setup" and report.skipped):
         return
     for name, value in report.user_properties:
+        if name == SIGNATURE_PROPERTY and report.failed:
+            _repeats().shorten(report, str(value))
         if name in (RESULT_PROPERTY, FUZZ_PROPERTY):
             data = json.loads(str(value))
             _info, results, fuzz = _collected.setdefault(data["label"], (data["info"], [], []))
@@ -255,6 +259,9 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
         min_judged=DEFAULT_MIN_JUDGED if minimum is None else minimum,
     )
     _problems[:] = finished.run.problems
+    from ._failures import summary
+
+    _summary[:] = summary(finished.run)
     if _problems and session.exitstatus == pytest.ExitCode.OK:
         # Every test passed or was skipped, yet the implementation judged too little.
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
@@ -262,9 +269,25 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
 
 #: What failed the session beyond its tests, for the terminal summary.
 _problems: list[str] = []
+#: The failures grouped by bug signature, as `conformance run` prints them.
+_summary: list[str] = []
+_shown: list[Any] = []
+
+
+def _repeats() -> Any:
+    """The one record of failure signatures shown in this process (made on first use)."""
+    if not _shown:
+        from ._failures import Repeats
+
+        _shown.append(Repeats())
+    return _shown[0]
 
 
 def pytest_terminal_summary(terminalreporter: Any) -> None:
+    if _summary:
+        terminalreporter.write_sep("=", "conformance failures by bug signature")
+        for line in _summary:
+            terminalreporter.write_line(line)
     for problem in _problems:
         terminalreporter.write_line(f"conformance: {problem}", red=True)
 

@@ -64,9 +64,11 @@ def render(run: Run, *, max_details: int = MAX_DETAILS, limit: int = LIMIT) -> s
             f"{header_line(run)} · selection: {text(format_selection(run.selection))}",
         ]
     )
+    # The smallest failing input of each bug signature leads, what is new first; the lists
+    # of signatures share half the budget, so that every implementation's list leads.
+    room = limit // 2 // max(1, len(run.implementations))
     for implementation in run.implementations:
-        # The smallest failing input of each bug signature leads, what is new first.
-        head, entries = fix_blocks(implementation)
+        head, entries = fix_blocks(implementation, room)
         if head:
             out.add(["", *head])
         for block, what in entries:

@@ -23,13 +23,18 @@ ROW_WIDTH = 60
 
 
 def fix_blocks(
-    implementation: ImplementationRun,
+    implementation: ImplementationRun, room: int
 ) -> tuple[list[str], list[tuple[list[str], str]]]:
-    """The heading and list (empty when nothing failed), and the detail blocks with what a
-    reader misses without each."""
+    """The heading and list (empty when nothing failed), the list within about `room`
+    characters, and the detail blocks with what a reader misses without each."""
     groups = triage(implementation)
     if not groups:
         return [], []
+    rows = _rows(implementation, groups[:MAX_LISTED])
+    listed = 1
+    # Rows while they fit (the first always): each implementation of a run gets its share.
+    while listed < len(rows) and sum(len(row) for row in rows[: listed + 1]) <= room:
+        listed += 1
     total = sum(group.count for group in groups)
     classes = len(bug_classes(groups))
     head = [
@@ -41,9 +46,9 @@ def fix_blocks(
         " smallest failing input; first each bug class, then what fails only when split,"
         " then each category:",
         "",
-        _list(implementation, groups[:MAX_LISTED]),
+        tabulate(rows[:listed], HEADERS, tablefmt="github", disable_numparse=True),
     ]
-    left = groups[MAX_LISTED:]
+    left = groups[listed:]
     if left:
         checks = sum(group.count for group in left)
         head += [
@@ -58,7 +63,10 @@ def fix_blocks(
     return head, entries
 
 
-def _list(implementation: ImplementationRun, groups: list[BugGroup]) -> str:
+HEADERS = ["#", "bug class", "where", "checks", "smallest", "input", "expected → actual", "rerun"]
+
+
+def _rows(implementation: ImplementationRun, groups: list[BugGroup]) -> list[list[str]]:
     rows = []
     for number, group in enumerate(groups, 1):
         example = group.example
@@ -76,8 +84,7 @@ def _list(implementation: ImplementationRun, groups: list[BugGroup]) -> str:
                 code(rerun_command(implementation.info, example)),
             ]
         )
-    headers = ["#", "bug class", "where", "checks", "smallest", "input", "expected → actual"]
-    return tabulate(rows, [*headers, "rerun"], tablefmt="github", disable_numparse=True)
+    return rows
 
 
 def _entry(implementation: ImplementationRun, number: int, group: BugGroup) -> list[str]:
