@@ -19,6 +19,7 @@ from ._items import ConformanceSuite
 from ._state import (
     CASES,
     CHECK,
+    EVERY_FAILURE,
     EXPECTATIONS,
     FUZZ,
     FUZZ_PROPERTY,
@@ -100,6 +101,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         metavar="PERCENT",
         help="fail the session when an implementation judged less than this share of the "
         "checks that apply to it (default 90; 0 accepts any, even nothing judged)",
+    )
+    group.addoption(
+        EVERY_FAILURE,
+        action="store_true",
+        help="list every failing conformance test in pytest's failures and short summary "
+        "(default: the first of each bug signature; the others are counted)",
     )
     parser.addini(
         "conformance_impl", "implementations to run the corpus against", type="linelist", default=[]
@@ -283,13 +290,33 @@ def _repeats() -> Any:
     return _shown[0]
 
 
-def pytest_terminal_summary(terminalreporter: Any) -> None:
-    if _summary:
-        terminalreporter.write_sep("=", "conformance failures by bug signature")
-        for line in _summary:
-            terminalreporter.write_line(line)
-    for problem in _problems:
-        terminalreporter.write_line(f"conformance: {problem}", red=True)
+@pytest.hookimpl(wrapper=True, tryfirst=True)
+def pytest_terminal_summary(terminalreporter: Any) -> Any:
+    """Around pytest's own summary: its failures and short summary list the first failing
+    test of each bug signature (unless --conformance-every-failure), then the failures
+    grouped by signature close the summary, as `conformance run` prints them."""
+    stats = terminalreporter.stats
+    failed = stats.get("failed")
+    repeats = set() if terminalreporter.config.getoption(EVERY_FAILURE) else _repeats().shown
+    if failed and repeats:
+        stats["failed"] = [report for report in failed if id(report) not in repeats]
+    try:
+        return (yield)
+    finally:
+        if failed is not None:
+            stats["failed"] = failed
+        if _summary:
+            terminalreporter.write_sep("=", "conformance failures by bug signature")
+            for line in _summary:
+                terminalreporter.write_line(line)
+        left = len([report for report in failed or () if id(report) in repeats])
+        if left:
+            terminalreporter.write_line(
+                f"{left} more failing tests of these signatures are not listed one by one"
+                f" ({EVERY_FAILURE} lists them)"
+            )
+        for problem in _problems:
+            terminalreporter.write_line(f"conformance: {problem}", red=True)
 
 
 def _quiet(*args: Any, **kwargs: Any) -> None:

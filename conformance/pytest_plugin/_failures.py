@@ -57,15 +57,19 @@ def failure_text(info: ImplementationInfo, result: CaseResult, where: str) -> st
 
 
 class Repeats:
-    """Failures of a signature already shown become one line, naming the first one."""
+    """Failures of a signature already shown become one line, naming the first one; the
+    session's summary leaves them out of pytest's lists."""
 
     def __init__(self) -> None:
         self.first: dict[str, str] = {}
+        #: The `id` of each report shortened: a later failure of a signature already shown.
+        self.shown: set[int] = set()
 
     def shorten(self, report: Any, key: str) -> None:
         first = self.first.setdefault(key, report.nodeid)
         if first == report.nodeid:
             return
+        self.shown.add(id(report))
         head = str(report.longrepr).splitlines()
         rerun = next((line for line in head if line.startswith("rerun ")), "")
         report.longrepr = (

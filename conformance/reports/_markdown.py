@@ -64,9 +64,10 @@ def render(run: Run, *, max_details: int = MAX_DETAILS, limit: int = LIMIT) -> s
             f"{header_line(run)} · selection: {text(format_selection(run.selection))}",
         ]
     )
-    # The smallest failing input of each bug signature leads, what is new first; the lists
-    # of signatures share half the budget, so that every implementation's list leads.
-    room = limit // 2 // max(1, len(run.implementations))
+    # The smallest failing input of each bug signature leads, what is new first. Each
+    # implementation's list, and its signatures in full, get a share of a third of the budget
+    # each, so that every implementation's list leads.
+    room = limit // 3 // max(1, len(run.implementations))
     for implementation in run.implementations:
         head, entries = fix_blocks(implementation, room)
         if head:

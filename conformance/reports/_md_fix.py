@@ -33,7 +33,7 @@ def fix_blocks(
     rows = _rows(implementation, groups[:MAX_LISTED])
     listed = 1
     # Rows while they fit (the first always): each implementation of a run gets its share.
-    while listed < len(rows) and sum(len(row) for row in rows[: listed + 1]) <= room:
+    while listed < len(rows) and _width(rows[: listed + 1]) * (listed + 1) <= room:
         listed += 1
     total = sum(group.count for group in groups)
     classes = len(bug_classes(groups))
@@ -56,14 +56,24 @@ def fix_blocks(
             f"*{len(left)} more signatures ({checks} checks) not listed here; every failure is"
             " in `report.html` and `results.json`.*",
         ]
-    entries = [
-        (["", *_entry(implementation, number, group)], f"signature {number}")
-        for number, group in enumerate(groups[:MAX_DETAILED], 1)
-    ]
+    entries: list[tuple[list[str], str]] = []
+    used = 0
+    # The first signatures in full, within this implementation's share too.
+    for number, group in enumerate(groups[:MAX_DETAILED], 1):
+        block = ["", *_entry(implementation, number, group)]
+        used += sum(len(line) + 1 for line in block)
+        if used > room:
+            break
+        entries.append((block, f"signature {number}"))
     return head, entries
 
 
 HEADERS = ["#", "bug class", "where", "checks", "smallest", "input", "expected → actual", "rerun"]
+
+
+def _width(rows: list[list[str]]) -> int:
+    """The width of a table row: tabulate pads each column to its widest cell."""
+    return sum(max(len(row[column]) for row in rows) + 3 for column in range(len(HEADERS)))
 
 
 def _rows(implementation: ImplementationRun, groups: list[BugGroup]) -> list[list[str]]:

@@ -44,7 +44,8 @@ def render_groups(info: ImplementationInfo, groups: list[BugGroup], limit: int) 
     ]
     for number, group in enumerate(groups[:limit], 1):
         lines = group_lines(info, group)
-        out += [f"  {number}. {lines[0]}", *(f"     {line}" for line in lines[1:])]
+        head = f"  {number}. "
+        out += [head + lines[0], *(" " * len(head) + line for line in lines[1:])]
     out += left_out(groups[limit:])
     return out
 
