@@ -60,7 +60,7 @@ def fix_blocks(
     used = 0
     # The first signatures in full, within this implementation's share too.
     for number, group in enumerate(groups[:MAX_DETAILED], 1):
-        block = ["", *_entry(implementation, number, group)]
+        block = _entry(implementation, number, group)
         used += sum(len(line) + 1 for line in block)
         if used > room:
             break
