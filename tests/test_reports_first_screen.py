@@ -18,7 +18,6 @@ import pytest
 from conformance.model.bugs import channel_bug
 from conformance.model.options import DEFAULT, Options
 from conformance.model.results import CaseResult, ImplementationInfo, ImplementationRun, Verdict
-from conformance.reports._rerun import rerun_command
 from conformance.reports._triage import triage
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -106,6 +105,8 @@ def test_the_rerun_command_shown_runs_just_that_case_and_check(
 
 
 def test_the_rerun_command_carries_the_options_quoted() -> None:
+    from conformance.reports._rerun import rerun_command
+
     info = ImplementationInfo(
         "mine", "n", "1", "python", {"matching": "tolerant"}, "cmd:./norm --fast 'x y'"
     )
