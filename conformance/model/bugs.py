@@ -21,8 +21,10 @@ from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass
 from difflib import SequenceMatcher
+from functools import lru_cache
 
 from conformance.model.grammar import Grammar
+from conformance.model.judge import common_prefix
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,9 +58,9 @@ CHANNEL_CLASSES = (
     TEXT_CHANGED,
 )
 
-#: Longest answers whose added text is found by aligning them (quadratic at worst); longer
-#: ones are judged by counting delimiter pieces.
-ALIGN_LIMIT = 4000
+#: Longest differing middles of two answers whose added text is found by aligning them
+#: (quadratic at worst); longer ones are judged by counting delimiter pieces.
+ALIGN_LIMIT = 400
 
 
 def channel_bug(
@@ -95,10 +97,20 @@ def fragment_shown(expected: str, actual: str, grammar: Grammar) -> bool:
     `</thi`, or a suffix such as `nk>`) that `expected` lacks: a piece of two characters or
     more that overlaps text added to the answer, or added text that is a piece on its own
     (a lone `<`)."""
-    if len(expected) + len(actual) > 2 * ALIGN_LIMIT:
+    pieces = _pieces(grammar)
+    more = any(actual.count(piece) > expected.count(piece) for piece in pieces)
+    if not more and not any(actual.count(c) > expected.count(c) for c in _single(grammar)):
+        # Nothing that could be a piece was added: no need to align.
+        return False
+    # Only the middle where the two differ is aligned (quadratic at worst).
+    head = common_prefix(expected, actual)
+    room = min(len(expected), len(actual)) - head
+    tail = min(common_prefix(expected[::-1], actual[::-1]), room)
+    middle = (expected[head : len(expected) - tail], actual[head : len(actual) - tail])
+    if len(middle[0]) + len(middle[1]) > 2 * ALIGN_LIMIT:
         # Too long to align: a piece found more often than expected.
-        return any(actual.count(piece) > expected.count(piece) for piece in _pieces(grammar))
-    added = _added(expected, actual)
+        return more
+    added = [(head + start, head + end) for start, end in _added(*middle)]
     if not added:
         return False
     if any(actual[start:end] in _single(grammar) for start, end in added):
@@ -106,7 +118,7 @@ def fragment_shown(expected: str, actual: str, grammar: Grammar) -> bool:
     marked = bytearray(len(actual))
     for start, end in added:
         marked[start:end] = b"\1" * (end - start)
-    for piece in _pieces(grammar):
+    for piece in pieces:
         at = actual.find(piece)
         while at >= 0:
             if any(marked[at : at + len(piece)]):
@@ -125,16 +137,17 @@ def _added(expected: str, actual: str) -> list[tuple[int, int]]:
     ]
 
 
-def _pieces(grammar: Grammar) -> set[str]:
+@lru_cache(maxsize=64)
+def _pieces(grammar: Grammar) -> frozenset[str]:
     """The proper prefixes and suffixes of the grammar's delimiters, two characters or more
     (one, such as `<` or `>`, is too common in text to name a delimiter on its own)."""
-    return {
+    return frozenset(
         piece
         for pair in grammar.pairs
         for delimiter in pair
         for cut in range(2, len(delimiter))
         for piece in (delimiter[:cut], delimiter[-cut:])
-    }
+    )
 
 
 def _single(grammar: Grammar) -> set[str]:
