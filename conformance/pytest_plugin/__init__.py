@@ -136,6 +136,8 @@ def pytest_configure(config: pytest.Config) -> None:
         config.addinivalue_line("markers", f"{marker(category)}: cases of {category}")
     if not (config.getoption(IMPL) or config.getini("conformance_impl")):
         return
+    # An xdist worker's failures are told apart on the controller, which sees them all.
+    _worker[:] = [hasattr(config, "workerinput")]
     from conformance.contracts import all_checks
     from conformance.corpus.cases import bundled_cases_dir, load_corpus
     from conformance.errors import ConformanceError
@@ -216,7 +218,7 @@ def pytest_runtest_logreport(report: pytest.TestReport) -> None:
     if report.when != "call" and not (report.when == "setup" and report.skipped):
         return
     for name, value in report.user_properties:
-        if name == SIGNATURE_PROPERTY and report.failed:
+        if name == SIGNATURE_PROPERTY and report.failed and not any(_worker):
             _repeats().shorten(report, str(value))
         if name in (RESULT_PROPERTY, FUZZ_PROPERTY):
             data = json.loads(str(value))
@@ -279,6 +281,8 @@ _problems: list[str] = []
 #: The failures grouped by bug signature, as `conformance run` prints them.
 _summary: list[str] = []
 _shown: list[Any] = []
+#: `[True]` in an xdist worker.
+_worker: list[bool] = []
 
 
 def _repeats() -> Any:
