@@ -22,6 +22,7 @@ from conformance.tools.ecosystem import COMMAND, render_ecosystem
 from conformance.tools.matrix import (
     MatrixSettings,
     expectations_target,
+    load_divergences,
     lock_failures,
     run_matrix,
 )
@@ -66,6 +67,9 @@ def failed(expected: tuple[str, str], actual: tuple[str, str], check: str = "str
         (("a", "r"), ("a", "rr"), "text-added"),
         (("", "r"), ("r", ""), "reasoning-shown"),
         (("a", ""), ("", "a"), "answer-hidden"),
+        (("a", ""), ("</thia", ""), "delimiter-fragment-shown"),
+        (("a", "rb"), ("a", "br"), "text-reordered"),
+        (("a", "rb"), ("a", "rB"), "text-changed"),
     ],
 )
 def test_bug_class_says_what_went_wrong(
@@ -88,6 +92,25 @@ def test_failures_are_locked_under_their_rule() -> None:
     failing, unexplained = lock_failures(results, {}, [RULE])
     assert failing == {RULE["id"]: {"ABCD": ["stream", "chars"]}}
     assert [r.check for r in unexplained] == ["whole"]
+
+
+def test_a_rule_may_name_several_bug_classes(tmp_path: Path) -> None:
+    """A split tag's pieces are a delimiter piece shown where one lands in the answer, and
+    text added where both stay in the reasoning: one rule explains both."""
+    pieces = {**RULE, "id": "pieces", "class": ["delimiter-fragment-shown", "text-added"]}
+    results = [
+        failed(("a", ""), ("</thia", ""), "stream"),
+        failed(("a", "r"), ("a", "r</thi"), "chars"),
+        failed(("a<th", ""), ("a", ""), "splits"),
+    ]
+    failing, unexplained = lock_failures(results, {}, [pieces])
+    assert failing == {"pieces": {"ABCD": ["stream", "chars"]}}
+    assert [r.check for r in unexplained] == ["splits"]
+    path = tmp_path / "divergences.yaml"
+    path.write_text("x:\n  - {id: a, class: [text-added, nope], reason: r}\n", "utf-8")
+    with pytest.raises(UsageError, match="a known `class` or a list"):
+        load_divergences(path)
+    assert load_divergences()  # the bundled rules load
 
 
 def test_a_lock_lists_derived_cases_compactly_and_loads_back(tmp_path: Path) -> None:

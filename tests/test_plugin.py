@@ -48,13 +48,44 @@ def test_a_broken_implementation_fails_with_a_readable_diff(run):
     assert result.ret == 1
     result.stdout.fnmatch_lines(
         [
-            "*FAIL: *",
-            "reason: *",
-            "chunks: *",
-            "expected assistant: *",
+            "FAIL text-dropped (text is lost (in neither channel)) in * · *",
+            "case      * (*cases/*.yaml:*)",
+            "reason    *",
+            "input     *∎",
+            "* - *  (expected)",
+            "          + *  (actual)",
+            "rerun     conformance run --impl python:tests.fakes.broken_impls:NoFlush"
+            " --id * --check *",
         ]
     )
     assert result.parseoutcomes()["failed"] == 1
+    # Chunks as the terminal report shows them, not JSON.
+    assert '{"content"' not in result.stdout.str()
+
+
+def test_a_broken_normalizer_gets_a_grouped_summary_not_a_page_per_failure(run):
+    """Issue 22: 8,880 lines for one buggy normalizer, no grouping, chunks as raw JSON. The
+    first failing test of each bug signature is a few lines, the later ones are counted, and
+    the session ends with the failures grouped by bug signature."""
+    result = run("--conformance-impl", "python:tests.fakes.four_bugs:FourBugs", "-q", "-n", "2")
+    assert result.ret == 1
+    failed = result.parseoutcomes()["failed"]
+    assert failed > 500
+    lines = result.stdout.lines
+    # One failing test of each signature in full (a dozen lines), the rest counted: not a
+    # dozen lines per failure.
+    assert len(lines) < 2 * failed
+    summary = lines.index(next(line for line in lines if "by bug signature" in line))
+    assert lines[summary + 1].startswith("FourBugs: ")
+    assert "signatures (class · category · check)" in lines[summary + 1]
+    grouped = "\n".join(lines[summary:])
+    for bug in ("delimiter-shown", "delimiter-fragment-shown", "text-dropped", "text-added"):
+        assert f". {bug} (MUST)" in grouped
+    assert "rerun     conformance run --impl python:tests.fakes.four_bugs:FourBugs --id" in grouped
+    listed = [line for line in lines if line.startswith("FAILED conformance[FourBugs]")]
+    assert len(listed) < 200
+    assert f"{failed - len(listed)} more failing tests of these signatures" in grouped
+    assert '{"content"' not in result.stdout.str()
 
 
 @pytest.mark.slow

@@ -284,7 +284,9 @@ def test_window_keeps_a_little_context_around_the_difference() -> None:
 
 
 def _outside_fences(markdown: str) -> str:
-    return re.sub(r"^(`{3,})[^\n]*\n.*?^\1$", "", markdown, flags=re.S | re.M)
+    """The prose of a Markdown text: without fenced blocks and code spans (both literal)."""
+    prose = re.sub(r"^(`{3,})[^\n]*\n.*?^\1$", "", markdown, flags=re.S | re.M)
+    return re.sub(r"(`+)(?!`).*?(?<!`)\1(?!`)", "", prose)
 
 
 def test_markdown_has_summary_category_table_and_header(written: dict[str, Path]) -> None:

@@ -1,5 +1,6 @@
-"""Reports lead with what to fix: each failing bug class with its smallest failing input, the
-most severe first, within GitHub's comment limit however many checks fail."""
+"""Reports lead with what to fix: each bug signature (bug class, category, check) with its
+smallest failing input, what is new first, within GitHub's comment limit however many checks
+fail."""
 
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ from conformance.model.conservation import unaccounted
 from conformance.model.options import DEFAULT
 from conformance.model.results import CaseResult, Run
 from conformance.reports import _markdown, load_results
-from conformance.reports._terminal import render_top
+from conformance.reports._terminal import MAX_SIGNATURES, render_top
 from conformance.reports._triage import triage
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -67,12 +68,20 @@ def test_report_md_of_a_badly_broken_normalizer_leads_with_its_smallest_failure(
     shown = next(r for r in must if (r.case, r.check) == first.groups())
     assert _size(shown) == smallest
     assert text.index("## What to fix") < text.index("## Summary") < text.index("problems")
-    # Each class once, with its count, most severe first.
+    # The list of signatures leads, in triage order, each with its count and rerun command.
     groups = triage(run.implementations[0])
-    headings = re.findall(r"^### (\d+)\. `([\w-]+)`: .* · (\d+) checks", text, re.M)
-    assert [(name, int(count)) for _, name, count in headings] == [
-        (group.bug.name, group.count) for group in groups
+    rows = re.findall(r"^\| (\d+) +\| `([\w-]+)` \w+ +\| ([^|]+?) +\| (\d+) +\|", text, re.M)
+    assert rows
+    assert [(name, where, int(count)) for _, name, where, count in rows] == [
+        (group.bug.name, group.signature.where, group.count) for group in groups[: len(rows)]
     ]
+    impl = "python:tests.fakes.broken_impls:PerChunkRegex"
+    example = groups[0].example
+    assert f"`conformance run --impl {impl} --id {example.case} --check {example.check}`" in text
+    # Then the first signatures in full, each with the command that reruns it.
+    headings = re.findall(r"^### (\d+)\. `([\w-]+)` in ", text, re.M)
+    assert [name for _, name in headings] == [group.bug.name for group in groups[: len(headings)]]
+    assert text.count("Rerun this case and check:") >= len(headings)
 
 
 def test_report_md_stays_under_the_comment_limit_and_says_what_it_left_out(
@@ -84,8 +93,9 @@ def test_report_md_stays_under_the_comment_limit_and_says_what_it_left_out(
     text = _markdown.render(replace(run, implementations=many))
     assert len(text) < GITHUB_LIMIT
     assert "left out" in text and "report.html" in text and "results.json" in text
-    # Whatever is left out, every implementation's most severe class still leads.
-    assert text.count("### 1. `delimiter-shown`") == 12
+    # Whatever is left out, every implementation's list of signatures still leads.
+    first = triage(broken)[0]
+    assert len(re.findall(rf"^\| 1 +\| `{first.bug.name}` ", text, re.M)) == 12
 
 
 def test_the_terminal_prints_the_top_of_the_list(broken_run: tuple[Run, Path]) -> None:
@@ -95,10 +105,15 @@ def test_the_terminal_prints_the_top_of_the_list(broken_run: tuple[Run, Path]) -
     lines = top.splitlines()
     assert lines[0].startswith(f"PerChunkRegex: {sum(g.count for g in groups)} failing checks")
     numbered = [line.split()[1] for line in lines if re.match(r"^  \d+\. ", line)]
-    assert numbered == [group.bug.name for group in groups]
+    assert numbered == [group.bug.name for group in groups[:MAX_SIGNATURES]]
     example = groups[0].example
-    assert f"smallest: {example.case} {example.slug} [{example.check}]" in top
-    assert len(lines) <= 2 + 5 * len(groups)
+    assert f"in {groups[0].signature.where}: " in top
+    assert f"smallest {example.case} {example.slug}" in top
+    assert f"--id {example.case} --check {example.check}" in top
+    # A few lines per signature, the rest counted by class.
+    assert len(lines) <= 3 + 7 * MAX_SIGNATURES
+    if len(groups) > MAX_SIGNATURES:
+        assert lines[-2].startswith(f"  ... {len(groups) - MAX_SIGNATURES} more signatures")
     assert lines[-1] == "every failure in full: reports/report.md"
 
 
@@ -120,10 +135,10 @@ def test_conservation_names_a_leaked_delimiter_instead_of_inventing_characters()
     assert unaccounted("<think>", "", Channels("<think>", ""), False, delimiter) is None
 
 
-def test_github_annotations_name_each_bug_class_most_severe_first(
+def test_github_annotations_name_each_bug_signature_in_the_terminal_order(
     broken_run: tuple[Run, Path],
 ) -> None:
-    """What the GitHub Action prints: one `::error` per bug class, escaped, at most ten,
+    """What the GitHub Action prints: one `::error` per bug signature, escaped, at most ten,
     the same order as the terminal's list; the module's own command reads results.json."""
     # `from conformance.reports import annotations` would be the package's __future__ import.
     import conformance.reports.annotations as annotations
@@ -133,9 +148,12 @@ def test_github_annotations_name_each_bug_class_most_severe_first(
     lines = annotations.render(run).splitlines()
     assert 0 < len(lines) <= annotations.MAX_ANNOTATIONS
     assert all(line.startswith("::error title=") for line in lines)
-    assert [line.split("%3A ")[1].split(" (")[0] for line in lines[: len(groups)]] == [
-        group.bug.name for group in groups[: len(lines)]
+    named = [line for line in lines if "title=more" not in line]
+    assert [line.split("%3A ")[1].split(" (")[0] for line in named] == [
+        group.bug.name for group in groups[: len(named)]
     ]
+    assert f"in {groups[0].signature.where}" in lines[0]
+    assert "rerun: conformance run --impl" in lines[0]
     assert all("\n" not in line for line in lines)
     assert annotations.render(replace(run, implementations=[])) == ""
     assert annotations.render(run, limit=2).splitlines()[-1].startswith("::error title=more")

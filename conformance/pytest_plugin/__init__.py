@@ -19,6 +19,7 @@ from ._items import ConformanceSuite
 from ._state import (
     CASES,
     CHECK,
+    EVERY_FAILURE,
     EXPECTATIONS,
     FUZZ,
     FUZZ_PROPERTY,
@@ -28,6 +29,7 @@ from ._state import (
     OPTIONS,
     REPORT_DIR,
     RESULT_PROPERTY,
+    SIGNATURE_PROPERTY,
     STATE,
     TIMEOUT,
     State,
@@ -100,6 +102,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="fail the session when an implementation judged less than this share of the "
         "checks that apply to it (default 90; 0 accepts any, even nothing judged)",
     )
+    group.addoption(
+        EVERY_FAILURE,
+        action="store_true",
+        help="list every failing conformance test in pytest's failures and short summary "
+        "(default: the first of each bug signature; the others are counted)",
+    )
     parser.addini(
         "conformance_impl", "implementations to run the corpus against", type="linelist", default=[]
     )
@@ -128,6 +136,8 @@ def pytest_configure(config: pytest.Config) -> None:
         config.addinivalue_line("markers", f"{marker(category)}: cases of {category}")
     if not (config.getoption(IMPL) or config.getini("conformance_impl")):
         return
+    # An xdist worker's failures are told apart on the controller, which sees them all.
+    _worker[:] = [hasattr(config, "workerinput")]
     from conformance.contracts import all_checks
     from conformance.corpus.cases import bundled_cases_dir, load_corpus
     from conformance.errors import ConformanceError
@@ -203,10 +213,13 @@ def pytest_make_collect_report(collector: pytest.Collector) -> Any:
 
 
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:
-    """Collect results on the controlling process (also under xdist) for the reports."""
+    """Collect results on the controlling process (also under xdist) for the reports, and
+    shorten each failure of a bug signature already shown to one line."""
     if report.when != "call" and not (report.when == "setup" and report.skipped):
         return
     for name, value in report.user_properties:
+        if name == SIGNATURE_PROPERTY and report.failed and not any(_worker):
+            _repeats().shorten(report, str(value))
         if name in (RESULT_PROPERTY, FUZZ_PROPERTY):
             data = json.loads(str(value))
             _info, results, fuzz = _collected.setdefault(data["label"], (data["info"], [], []))
@@ -255,6 +268,9 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
         min_judged=DEFAULT_MIN_JUDGED if minimum is None else minimum,
     )
     _problems[:] = finished.run.problems
+    from ._failures import summary
+
+    _summary[:] = summary(finished.run)
     if _problems and session.exitstatus == pytest.ExitCode.OK:
         # Every test passed or was skipped, yet the implementation judged too little.
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
@@ -262,11 +278,49 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
 
 #: What failed the session beyond its tests, for the terminal summary.
 _problems: list[str] = []
+#: The failures grouped by bug signature, as `conformance run` prints them.
+_summary: list[str] = []
+_shown: list[Any] = []
+#: `[True]` in an xdist worker.
+_worker: list[bool] = []
 
 
-def pytest_terminal_summary(terminalreporter: Any) -> None:
-    for problem in _problems:
-        terminalreporter.write_line(f"conformance: {problem}", red=True)
+def _repeats() -> Any:
+    """The one record of failure signatures shown in this process (made on first use)."""
+    if not _shown:
+        from ._failures import Repeats
+
+        _shown.append(Repeats())
+    return _shown[0]
+
+
+@pytest.hookimpl(wrapper=True, tryfirst=True)
+def pytest_terminal_summary(terminalreporter: Any) -> Any:
+    """Around pytest's own summary: its failures and short summary list the first failing
+    test of each bug signature (unless --conformance-every-failure), then the failures
+    grouped by signature close the summary, as `conformance run` prints them."""
+    stats = terminalreporter.stats
+    failed = stats.get("failed")
+    repeats = set() if terminalreporter.config.getoption(EVERY_FAILURE) else _repeats().shown
+    if failed and repeats:
+        stats["failed"] = [report for report in failed if id(report) not in repeats]
+    try:
+        return (yield)
+    finally:
+        if failed is not None:
+            stats["failed"] = failed
+        if _summary:
+            terminalreporter.write_sep("=", "conformance failures by bug signature")
+            for line in _summary:
+                terminalreporter.write_line(line)
+        left = len([report for report in failed or () if id(report) in repeats])
+        if left:
+            terminalreporter.write_line(
+                f"{left} more failing tests of these signatures are not listed one by one"
+                f" ({EVERY_FAILURE} lists them)"
+            )
+        for problem in _problems:
+            terminalreporter.write_line(f"conformance: {problem}", red=True)
 
 
 def _quiet(*args: Any, **kwargs: Any) -> None:

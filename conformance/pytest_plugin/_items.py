@@ -11,7 +11,15 @@ import pytest
 
 from conformance.errors import Failure
 
-from ._state import FUZZ, FUZZ_PROPERTY, RESULT_PROPERTY, STATE, State, marker
+from ._state import (
+    FUZZ,
+    FUZZ_PROPERTY,
+    RESULT_PROPERTY,
+    SIGNATURE_PROPERTY,
+    STATE,
+    State,
+    marker,
+)
 
 if TYPE_CHECKING:
     from conformance.model.cases import CaseIdentity
@@ -84,6 +92,11 @@ class ConformanceItem(pytest.Item):
         result = judge(plan, state.send(self.label, plan.requests), options)
         result = state.expected_failures(self.label).apply(result)
         _record(self, RESULT_PROPERTY, connection.info, result)
+        if not result.verdict.ok and result.verdict != Verdict.XFAIL:
+            from ._failures import signature_key
+
+            key = signature_key(connection.info, result)
+            self.user_properties.append((SIGNATURE_PROPERTY, key))
         if result.verdict == Verdict.XFAIL:
             pytest.xfail(result.reason)
         elif not result.verdict.ok:
@@ -91,21 +104,11 @@ class ConformanceItem(pytest.Item):
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:
         if isinstance(excinfo.value, ConformanceFailure):
-            result = excinfo.value.result
-            lines = [
-                f"{result.verdict.value}: {self.case.title} ({self.case.where})",
-                f"reason: {result.reason}",
-            ]
-            if result.chunks is not None:
-                lines.append(f"chunks: {json.dumps(result.chunks, ensure_ascii=False)}")
-            for name in ("assistant", "thinking"):
-                if result.expected is not None:
-                    lines.append(f"expected {name}: {result.expected[name]!r}")
-                if result.actual is not None:
-                    lines.append(f"actual   {name}: {result.actual[name]!r}")
-            if result.stderr:
-                lines.append(f"stderr (tail):\n{result.stderr}")
-            return "\n".join(lines)
+            from ._failures import failure_text
+
+            state: State = self.config.stash[STATE]
+            info = state.connection(self.label).info
+            return failure_text(info, excinfo.value.result, self.case.where)
         return str(super().repr_failure(excinfo))
 
     def reportinfo(self) -> tuple[Path, int, str]:
@@ -174,7 +177,10 @@ class FuzzItem(pytest.Item):
         ]
         example = result.counterexample or {}
         if "chunks" in example:
-            lines.append(f"shrunk input: {json.dumps(example['chunks'], ensure_ascii=False)}")
+            from conformance.reports._example import cut
+            from conformance.reports._plain import chunk_lines
+
+            lines.append(f"shrunk input: {cut(''.join(chunk_lines(example['chunks'])), 1000)}")
         for key in ("expected", "actual"):
             if key in example:
                 lines.append(f"{key}: {json.dumps(example[key], ensure_ascii=False)}")

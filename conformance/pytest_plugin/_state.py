@@ -20,8 +20,12 @@ EXPECTATIONS = "--conformance-expectations"
 REPORT_DIR = "--conformance-report-dir"
 FUZZ = "--conformance-fuzz"
 MIN_JUDGED = "--conformance-min-judged"
+EVERY_FAILURE = "--conformance-every-failure"
 RESULT_PROPERTY = "conformance_result"
 FUZZ_PROPERTY = "conformance_fuzz"
+#: A failing test's bug signature (`label|class|category|check`): later failures of one
+#: signature are shown in one line (`_failures.py`).
+SIGNATURE_PROPERTY = "conformance_signature"
 
 STATE = pytest.StashKey["State"]()
 

@@ -15,6 +15,7 @@ from conformance.model.results import (
     SEVERITY,
     CaseResult,
     FuzzResult,
+    ImplementationInfo,
     ImplementationRun,
     Run,
     Verdict,
@@ -41,6 +42,7 @@ from ._fuzz_replay import replay_command
 from ._html_assets import CSS, SCRIPT
 from ._html_fix import fix_section
 from ._html_parts import attr, badge, channels_html, chunks_html, esc, vis
+from ._rerun import rerun_command
 from ._visible import one_line, printable
 
 FILENAME = "report.html"
@@ -86,7 +88,7 @@ def render(run: Run) -> str:
             _controls(len(labels), total, problems=any(not r.clean for r in all_rows)),
             _legend(),
             '<div class="matrix-wrap">',
-            _matrix(labels, grouped),
+            _matrix([implementation.info for implementation in run.implementations], grouped),
             "</div>",
             "</section>",
         ]
@@ -290,7 +292,8 @@ def _fuzz_panel(
 # --- matrix ----------------------------------------------------------------------------------
 
 
-def _matrix(labels: Sequence[str], grouped: Mapping[str, list[CaseRow]]) -> str:
+def _matrix(infos: Sequence[ImplementationInfo], grouped: Mapping[str, list[CaseRow]]) -> str:
+    labels = [info.label for info in infos]
     head = "".join(f'<th scope="col"><code>{esc(label)}</code></th>' for label in labels)
     out = [f'<table class="matrix"><thead><tr><th scope="col">case</th>{head}</tr></thead>']
     for category, rows in grouped.items():
@@ -300,7 +303,7 @@ def _matrix(labels: Sequence[str], grouped: Mapping[str, list[CaseRow]]) -> str:
             f'<tr class="category-head"><th>{esc(category)}'
             f" <small>({len(rows)} case{'s' if len(rows) != 1 else ''})</small></th>{counts}</tr>"
         )
-        out.extend(_row(row, labels) for row in rows)
+        out.extend(_row(row, infos) for row in rows)
         out.append("</tbody>")
     out.append("</table>")
     return "\n".join(out)
@@ -314,7 +317,8 @@ def _category_count(rows: Sequence[CaseRow], label: str) -> str:
     return f'<td class="count {state}" title="cases passed">{passed}/{total} passed</td>'
 
 
-def _row(row: CaseRow, labels: Sequence[str]) -> str:
+def _row(row: CaseRow, infos: Sequence[ImplementationInfo]) -> str:
+    labels = [info.label for info in infos]
     vectors = {row.vector(label) for label in labels}
     same = len(vectors) == 1 and all(row.results.get(label) for label in labels)
     classes = " ".join(["case", *(["same"] if same else []), *(["clean"] if row.clean else [])])
@@ -324,14 +328,15 @@ def _row(row: CaseRow, labels: Sequence[str]) -> str:
         f'<th scope="row" title="{attr(row.taxonomy)}"><code>{esc(row.case)}</code>'
         f' <span class="slug">{esc(row.slug)}</span>{level}{title}</th>'
     )
-    cells = "".join(_cell(row, label) for label in labels)
+    cells = "".join(_cell(row, info) for info in infos)
     return (
         f'<tr class="{classes}" id="case-{attr(row.case)}" data-case="{attr(row.case)}">'
         f"{head}{cells}</tr>"
     )
 
 
-def _cell(row: CaseRow, label: str) -> str:
+def _cell(row: CaseRow, info: ImplementationInfo) -> str:
+    label = info.label
     results = row.results.get(label, [])
     verdict = row.verdict(label)
     name = verdict.value if verdict else "none"
@@ -344,7 +349,7 @@ def _cell(row: CaseRow, label: str) -> str:
     panel = "".join(
         f'<p class="passed">{badge(Verdict.PASS)} {esc(", ".join(passed))}</p>'
         if r is None
-        else _check(r)
+        else _check(r, info)
         for r in _passes_first(results)
     )
     return (
@@ -367,7 +372,7 @@ def _passes_first(results: list[CaseResult]) -> list[CaseResult | None]:
     return out
 
 
-def _check(result: CaseResult) -> str:
+def _check(result: CaseResult, info: ImplementationInfo) -> str:
     out = [f'<div class="check v-{result.verdict.value}">']
     out.append(f"<h4>{badge(result.verdict)} {esc(result.check)}</h4>")
     if result.reason:
@@ -384,5 +389,8 @@ def _check(result: CaseResult) -> str:
     if result.stderr:
         stderr = esc(printable(result.stderr))
         out.append(f'<div class="label">stderr (last lines)</div><pre>{stderr}</pre>')
+    if not result.verdict.ok:
+        rerun = esc(rerun_command(info, result))
+        out.append(f'<div class="label">rerun</div><pre class="cmd">{rerun}</pre>')
     out.append("</div>")
     return "".join(out)

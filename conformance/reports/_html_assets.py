@@ -91,7 +91,8 @@ padding:6px 14px;margin:12px 0;max-width:80em}
 font-weight:normal}
 .fuzz-case:target{box-shadow:0 0 0 3px var(--b)}
 .case-file{margin:6px 0 2px}
-#fix .fix{max-width:80em}.fix h4 small{color:var(--muted);font-weight:normal}
+#fix .fix{max-width:80em}.fix>summary{cursor:pointer}
+.fix>summary h4{display:inline}.fix h4 small{color:var(--muted);font-weight:normal}
 .fix-impl small{color:var(--muted);font-weight:normal}.fix-cases{margin:2px 0 6px}
 .category-head td.count{background:#eef1f4;font-size:12.5px;color:var(--muted);white-space:nowrap}
 .category-head td.count.some{color:var(--FAIL)}

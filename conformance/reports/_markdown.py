@@ -1,7 +1,8 @@
 """report.md: the run for a pull-request comment or a CI step summary.
 
-What to fix first: per implementation, each failing bug class with its smallest failing
-input and diff, most severe first (`triage`). Then fuzzing counterexamples, the summary,
+What to fix first: per implementation, a list of its bug signatures (bug class, category,
+check) with the smallest failing input of each, then the first of them in full with their
+diffs (`triage`). Then fuzzing counterexamples, the summary,
 per-category pass counts, and the problems in detail. The whole stays under GitHub's comment
 limit however many checks fail: blocks are kept in order while they fit, and the report says
 what it left out and where the full detail is.
@@ -35,8 +36,10 @@ from ._common import (
 )
 from ._fuzz_replay import replay_command
 from ._md import cell, code, fence, text
+from ._md_detail import ICONS, detail
+from ._md_fix import fix_blocks
 from ._plain import channel_lines, chunk_lines, input_title
-from ._triage import BugGroup, severity_then_size, triage
+from ._triage import severity_then_size
 from ._visible import one_line, printable, visible
 
 FILENAME = "report.md"
@@ -48,13 +51,6 @@ LIMIT = 60_000
 MAX_DETAILS = 50
 #: Order of the detailed entries: what breaks the run first, then the lenient verdicts.
 PROBLEM_ORDER = (Verdict.FAIL, Verdict.ERROR, Verdict.TIMEOUT, Verdict.XPASS, Verdict.NON_STRICT)
-_ICONS = {
-    Verdict.FAIL: "❌",
-    Verdict.ERROR: "💥",
-    Verdict.TIMEOUT: "⏱️",
-    Verdict.XPASS: "❗",
-    Verdict.NON_STRICT: "⚠️",
-}
 
 
 def render(run: Run, *, max_details: int = MAX_DETAILS, limit: int = LIMIT) -> str:
@@ -68,13 +64,16 @@ def render(run: Run, *, max_details: int = MAX_DETAILS, limit: int = LIMIT) -> s
             f"{header_line(run)} · selection: {text(format_selection(run.selection))}",
         ]
     )
+    # The smallest failing input of each bug signature leads, what is new first. Each
+    # implementation's list, and its signatures in full, get a share of a third of the budget
+    # each, so that every implementation's list leads.
+    room = limit // 3 // max(1, len(run.implementations))
     for implementation in run.implementations:
-        groups = triage(implementation)
-        if groups:
-            # The smallest failing input of each bug class, most severe first, leads.
-            out.add(["", *_fix_head(implementation, groups)])
-            for number, group in enumerate(groups, 1):
-                out.add(["", *_fix_entry(number, group)], f"bug class {group.bug.name}")
+        head, entries = fix_blocks(implementation, room)
+        if head:
+            out.add(["", *head])
+        for block, what in entries:
+            out.add(["", *block], what)
     if has_fuzz(run):
         # A fuzzing failure is a minimal input ready to become a case.
         for block, what in _fuzzing(run):
@@ -136,28 +135,6 @@ def _left_out_note(left_out: list[str]) -> str:
         f" characters); left out: {text(shown)}. Every result in full is in `report.html`"
         " and `results.json`, next to this file.*\n"
     )
-
-
-def _fix_head(implementation: ImplementationRun, groups: list[BugGroup]) -> list[str]:
-    total = sum(group.count for group in groups)
-    return [
-        f"## What to fix in {code(implementation.info.label)}",
-        "",
-        f"{total} failing check{'s' if total != 1 else ''} in {len(groups)} bug"
-        f" class{'es' if len(groups) != 1 else ''}. For each class, most severe (MUST) first,"
-        " the smallest input that shows it:",
-    ]
-
-
-def _fix_entry(number: int, group: BugGroup) -> list[str]:
-    checks = f"{group.count} check{'s' if group.count != 1 else ''}"
-    cases = f"{group.cases} case{'s' if group.cases != 1 else ''}"
-    return [
-        f"### {number}. {code(group.bug.name)}: {text(group.bug.title)} · {group.level}"
-        f" · {checks} in {cases}",
-        "",
-        *_detail(group.example, heading="####"),
-    ]
 
 
 def _summary_table(run: Run) -> str:
@@ -232,7 +209,7 @@ def _problems(implementation: ImplementationRun, max_details: int) -> list[tuple
         head += ["", "Every check passed."]
     blocks = [(head, f"the problems of {label}")]
     for result in detailed[:max_details]:
-        blocks.append((_detail(result), f"{label} detail"))
+        blocks.append((detail(result, implementation.info), f"{label} detail"))
     if count > max_details:
         left = Counter(r.verdict.value for r in detailed[max_details:])
         listing = ", ".join(f"{n} {v}" for v, n in left.items())
@@ -251,35 +228,6 @@ def _problems(implementation: ImplementationRun, max_details: int) -> list[tuple
         )
         blocks.append(([f"### Skipped: {len(skips)}", "", table], "skips"))
     return blocks
-
-
-def _detail(result: CaseResult, heading: str = "###") -> list[str]:
-    icon = _ICONS.get(result.verdict, "")
-    out = [
-        f"{heading} {icon} {result.verdict.value} · {code(result.case)} {text(result.slug)}"
-        f" · {code(result.check)}",
-        "",
-    ]
-    about = f"*{text(result.title)}.* " if result.title else ""
-    out.append(about + (text(one_line(result.reason)) if result.reason else ""))
-    if result.chunks is not None:
-        title = input_title(result.chunks)
-        out += ["", text(title[:1].upper() + title[1:]) + ":", ""]
-        out += fence("\n".join(chunk_lines(result.chunks)), "text")
-    if result.expected is not None and result.actual is not None:
-        lines = channel_lines(result.expected, result.actual)
-        out += ["", "Expected (`-`) and actual (`+`):", "", *fence("\n".join(lines), "diff")]
-    elif result.expected is not None:
-        lines = [f"{c}: {visible(result.expected.get(c, ''))}" for c in CHANNELS]
-        out += ["", "Expected:", "", *fence("\n".join(lines), "text")]
-    if result.holdback:
-        out += ["", f"Held back {result.holdback} characters more than the spec allows."]
-    if result.expectation:
-        entry = ", ".join(f"{k}: {v}" for k, v in result.expectation.items())
-        out += ["", f"Expectation: {text(one_line(entry))}"]
-    if result.stderr:
-        out += ["", "Stderr (last lines):", "", *fence(printable(result.stderr), "text")]
-    return out
 
 
 def _xfail_table(results: list[CaseResult]) -> str:
@@ -310,7 +258,7 @@ def _fuzzing(run: Run) -> list[tuple[list[str], str]]:
         [
             code(implementation.info.label),
             code(result.property),
-            f"{_ICONS.get(result.verdict, '✅')} {result.verdict.value}",
+            f"{ICONS.get(result.verdict, '✅')} {result.verdict.value}",
             str(result.examples),
             fuzz_rate(result),
             str(result.seed),
@@ -335,7 +283,7 @@ def _fuzzing(run: Run) -> list[tuple[list[str], str]]:
 
 
 def _fuzz_detail(run: Run, implementation: ImplementationRun, result: FuzzResult) -> list[str]:
-    icon = _ICONS.get(result.verdict, "")
+    icon = ICONS.get(result.verdict, "")
     out = [
         f"### {icon} {result.verdict.value} · {code(implementation.info.label)}"
         f" · {code(result.property)}",

@@ -1,78 +1,74 @@
-"""The top of the list for a terminal: per implementation, each failing bug class in the order
-to fix it, with its smallest failing input and where its channels differ, a few lines each.
+"""The top of the list for a terminal: per implementation, its bug signatures in the order to
+read them (`triage`: each bug class first, then what fails only when split, by check, by
+category), each with its smallest failing input, where its channels differ, and the command
+that reruns it, a few lines each. The list is capped; what it leaves out is counted by class.
 
     print(render_top(run), end="")    # what `conformance run` prints after the counts
 """
 
 from __future__ import annotations
 
-from conformance.model.chunks import CHANNELS
-from conformance.model.results import CaseResult, Run
+from collections import Counter
 
-from ._plain import chunk_lines
-from ._triage import triage
-from ._visible import ELIDED, one_line, visible, window
+from conformance.model.results import ImplementationInfo, Run
 
-#: Width of one shown line: inputs and channels are cut to it.
-WIDTH = 110
-#: Bug classes shown per implementation; the rest are counted.
-MAX_CLASSES = 8
+from ._example import cut, example_lines
+from ._rerun import rerun_command
+from ._triage import BugGroup, bug_classes, triage
+
+#: Signatures shown per implementation; the rest are counted.
+MAX_SIGNATURES = 8
 
 
-def render_top(run: Run, *, max_classes: int = MAX_CLASSES, report: str = "") -> str:
+def render_top(run: Run, *, max_signatures: int = MAX_SIGNATURES, report: str = "") -> str:
     """Nothing when no check failed; else a short block per implementation that failed."""
     out: list[str] = []
     for implementation in run.implementations:
         groups = triage(implementation)
-        if not groups:
-            continue
-        total = sum(group.count for group in groups)
-        out.append(
-            f"{implementation.info.label}: {total} failing check{'s' if total != 1 else ''}"
-            f" in {len(groups)} bug class{'es' if len(groups) != 1 else ''}, most severe first:"
-        )
-        for number, group in enumerate(groups[:max_classes], 1):
-            example = group.example
-            out.append(
-                f"  {number}. {group.bug.name} ({group.level}): {group.bug.title}"
-                f" · {group.count} check{'s' if group.count != 1 else ''} in {group.cases}"
-                f" case{'s' if group.cases != 1 else ''}"
-            )
-            out.append(f"     smallest: {example.case} {example.slug} [{example.check}]")
-            out += [f"     {line}" for line in _example_lines(example)]
-        if len(groups) > max_classes:
-            left = sum(group.count for group in groups[max_classes:])
-            out.append(f"  ... {len(groups) - max_classes} more classes ({left} checks)")
+        if groups:
+            out += render_groups(implementation.info, groups, max_signatures)
     if out and report:
         out.append(f"every failure in full: {report}")
     return "\n".join(out) + "\n" if out else ""
 
 
-def _example_lines(result: CaseResult) -> list[str]:
-    lines = []
-    if result.chunks is not None:
-        lines.append("input     " + _cut("".join(chunk_lines(result.chunks))))
-    expected, actual = result.expected, result.actual
-    if expected is not None and actual is not None:
-        for channel in CHANNELS:
-            want, got = expected.get(channel, ""), actual.get(channel, "")
-            if want != got:
-                cut = window(want, got, context=12, limit=80)
-                lead = ELIDED if cut.skipped_before else ""
-                for sign, middle, side in (
-                    ("-", cut.expected, "expected"),
-                    ("+", cut.actual, "actual"),
-                ):
-                    shown = visible(cut.before + middle + cut.after, end=cut.at_end)
-                    tail = "" if cut.at_end else ELIDED
-                    head = channel if sign == "-" else ""
-                    lines.append(f"{head:<10}{sign} {_cut(lead + shown + tail)}  ({side})")
-                break
-    elif result.reason:
-        lines.append("reason    " + _cut(result.reason))
-    return lines
+def render_groups(info: ImplementationInfo, groups: list[BugGroup], limit: int) -> list[str]:
+    """One implementation's block: a heading, then `limit` signatures at most."""
+    total = sum(group.count for group in groups)
+    classes = len(bug_classes(groups))
+    out = [
+        f"{info.label}: {total} failing check{'s' if total != 1 else ''},"
+        f" {classes} bug class{'es' if classes != 1 else ''}"
+        f" in {len(groups)} signature{'s' if len(groups) != 1 else ''}"
+        " (class · category · check), each with its smallest failing input:"
+    ]
+    for number, group in enumerate(groups[:limit], 1):
+        lines = group_lines(info, group)
+        head = f"  {number}. "
+        out += [head + lines[0], *(" " * len(head) + line for line in lines[1:])]
+    out += left_out(groups[limit:])
+    return out
 
 
-def _cut(text: str) -> str:
-    # `visible` keeps a real line break after each ↵; a terminal line must not.
-    return one_line(text.replace("\n", ""), WIDTH)
+def group_lines(info: ImplementationInfo, group: BugGroup) -> list[str]:
+    """A signature in a few lines: what and where, the input, the diff, the rerun command."""
+    example = group.example
+    return [
+        f"{group.bug.name} ({group.level}): {group.bug.title}",
+        f"in {group.signature.where}: {group.counts}; smallest {example.case} {example.slug}",
+        *example_lines(example),
+        "rerun     " + cut(rerun_command(info, example), 1000),
+    ]
+
+
+def left_out(groups: list[BugGroup]) -> list[str]:
+    """The line that counts the signatures not shown, by bug class; none when none is."""
+    if not groups:
+        return []
+    checks = sum(group.count for group in groups)
+    by_class = Counter(group.bug.name for group in groups)
+    listing = ", ".join(f"{name} {count}" for name, count in by_class.items())
+    return [
+        f"  ... {len(groups)} more signature{'s' if len(groups) != 1 else ''}"
+        f" ({checks} check{'s' if checks != 1 else ''}) not shown, by class: {listing}"
+    ]

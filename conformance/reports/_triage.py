@@ -1,17 +1,22 @@
-"""What to fix first: an implementation's failing checks grouped by bug class, each class led
-by its smallest failing input, the classes ordered by requirement level (MUST first) and then
-by the size of that input.
+"""What to fix first: an implementation's failing checks grouped by bug signature, each led by
+its smallest failing input, the signatures that show something new first.
 
-Every report leads with this (report.md, report.html, the terminal), so a reader starts from
-the smallest input that shows each distinct bug rather than from corpus order:
+A signature is what went wrong (the bug class), in which category of cases, under which check
+(whole, stream, chars, splits...), and whether the case's whole form passes (the bug shows
+only when the input is split). One bug class found in many places is many signatures: a
+close delimiter split across chunks leaking is not hidden behind a smaller orphan close of
+the same class.
+
+Every report leads with this (report.md, report.html, the terminal, the pytest plugin), so a
+reader starts from the smallest input of each distinct bug rather than from corpus order:
 
     for group in triage(implementation):
-        group.bug.name, group.count, group.example   # "delimiter-shown", 120, CaseResult
+        group.bug.name, group.category, group.check, group.count, group.example
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass
 
 from conformance.model.grammar import Grammar
@@ -23,15 +28,45 @@ from ._bugclass import CLASSES, BugClass
 
 #: The verdicts that are bugs to fix (XFAIL is a known one, NON_STRICT only whitespace).
 FAILING = (Verdict.FAIL, Verdict.ERROR, Verdict.TIMEOUT)
-#: Requirement levels, most severe first; a level not listed ranks after these.
+#: The check of a case's unsplit form: a failure elsewhere whose whole form passes is a
+#: bug of chunking.
+WHOLE = "whole"
+
+
+@dataclass(frozen=True, slots=True)
+class Signature:
+    """What went wrong, in which category, under which check; `split_only` when the case's
+    whole form was checked and did not fail with this bug class."""
+
+    bug: BugClass
+    category: str
+    check: str
+    split_only: bool = False
+
+    @property
+    def where(self) -> str:
+        """`split-delimiters · stream (whole passes)`."""
+        return f"{self.category} · {self.check}" + (" (whole passes)" if self.split_only else "")
 
 
 @dataclass(frozen=True, slots=True)
 class BugGroup:
-    """One bug class of one implementation: its failing checks, the representative first."""
+    """The failing checks of one signature, the representative (smallest) first."""
 
-    bug: BugClass
+    signature: Signature
     results: list[CaseResult]
+
+    @property
+    def bug(self) -> BugClass:
+        return self.signature.bug
+
+    @property
+    def category(self) -> str:
+        return self.signature.category
+
+    @property
+    def check(self) -> str:
+        return self.signature.check
 
     @property
     def example(self) -> CaseResult:
@@ -48,6 +83,12 @@ class BugGroup:
     @property
     def level(self) -> str:
         return self.example.level.upper()
+
+    @property
+    def counts(self) -> str:
+        """`3 checks in 2 cases`."""
+        checks = f"{self.count} check{'s' if self.count != 1 else ''}"
+        return f"{checks} in {self.cases} case{'s' if self.cases != 1 else ''}"
 
 
 def level_rank(level: str) -> int:
@@ -90,14 +131,69 @@ def _channels(value: Mapping[str, str] | None) -> bool:
     return isinstance(value, Mapping) and "assistant" in value and "thinking" in value
 
 
-def triage(implementation: ImplementationRun) -> list[BugGroup]:
-    """The implementation's failing checks by bug class, in the order to fix them."""
+def signatures(implementation: ImplementationRun) -> dict[int, Signature]:
+    """The signature of each failing result, by the result's `id`."""
     grammar = grammar_of(implementation)
-    by_class: dict[BugClass, list[CaseResult]] = {}
+    bugs = {
+        id(result): classify(result, grammar)
+        for result in implementation.results
+        if result.verdict in FAILING
+    }
+    # The bug class of each case's whole form, and which cases had one checked at all.
+    whole: dict[str, BugClass | None] = {}
     for result in implementation.results:
-        if result.verdict in FAILING:
-            by_class.setdefault(classify(result, grammar), []).append(result)
-    groups = [
-        BugGroup(bug, sorted(results, key=severity_then_size)) for bug, results in by_class.items()
+        if result.check == WHOLE and result.verdict is not Verdict.SKIP:
+            whole[result.case] = bugs.get(id(result))
+    found = {}
+    for result in implementation.results:
+        bug = bugs.get(id(result))
+        if bug is None:
+            continue
+        split_only = result.check != WHOLE and result.case in whole and whole[result.case] != bug
+        found[id(result)] = Signature(bug, result.category, result.check, split_only)
+    return found
+
+
+def triage(implementation: ImplementationRun) -> list[BugGroup]:
+    """The implementation's failing checks by signature, in the order to read them: first
+    the most severe signature of each bug class, then of each class the first that fails only
+    when split, then one per category, then the rest; within each of
+    these the most severe and smallest input first."""
+    by_signature: dict[Signature, list[CaseResult]] = {}
+    signed = signatures(implementation)
+    for result in implementation.results:
+        signature = signed.get(id(result))
+        if signature is not None:
+            by_signature.setdefault(signature, []).append(result)
+    groups = sorted(
+        (BugGroup(key, sorted(rows, key=severity_then_size)) for key, rows in by_signature.items()),
+        key=_order,
+    )
+    novelty: list[Callable[[BugGroup], Hashable]] = [
+        lambda g: g.bug,
+        lambda g: (g.bug, True) if g.signature.split_only else None,
+        lambda g: (g.bug, g.category),
     ]
-    return sorted(groups, key=lambda g: (*severity_then_size(g.example)[:3], CLASSES.index(g.bug)))
+    tiers: list[list[BugGroup]] = [[] for _ in range(len(novelty) + 1)]
+    seen: list[set[Hashable]] = [set() for _ in novelty]
+    for group in groups:
+        tier = len(novelty)
+        for number, key in enumerate(novelty):
+            value = key(group)
+            if value is not None and value not in seen[number]:
+                tier = min(tier, number)
+        for number, key in enumerate(novelty):
+            value = key(group)
+            if value is not None:
+                seen[number].add(value)
+        tiers[tier].append(group)
+    return [group for tier in tiers for group in tier]
+
+
+def _order(group: BugGroup) -> tuple[int, int, int, int]:
+    return (*severity_then_size(group.example)[:3], CLASSES.index(group.bug))
+
+
+def bug_classes(groups: list[BugGroup]) -> list[BugClass]:
+    """The bug classes of some groups, in the order the groups first show them."""
+    return list(dict.fromkeys(group.bug for group in groups))

@@ -1,5 +1,6 @@
-"""GitHub Actions annotations for a run: one `::error` line per failing bug class of each
-implementation (its smallest failing input), per implementation that could not run, and per
+"""GitHub Actions annotations for a run: one `::error` line per bug signature of each
+implementation (its smallest failing input and the command that reruns it, in the order of
+the terminal's list), per implementation that could not run, and per
 fuzzing property that failed. GitHub shows a handful of annotations per step, so they are
 few and most severe first; report.md has the rest.
 
@@ -13,6 +14,7 @@ from pathlib import Path
 
 from conformance.model.results import Run, Verdict
 
+from ._rerun import rerun_command
 from ._triage import triage
 from ._visible import one_line
 
@@ -31,8 +33,9 @@ def render(run: Run, *, limit: int = MAX_ANNOTATIONS) -> str:
         for group in triage(implementation):
             example = group.example
             message = (
-                f"{group.count} failing checks in {group.cases} cases; smallest:"
+                f"in {group.signature.where}: {group.counts}; smallest:"
                 f" {example.case} {example.slug} [{example.check}]: {example.reason}"
+                f" · rerun: {rerun_command(implementation.info, example)}"
             )
             lines.append(_error(f"{label}: {group.bug.name} ({group.level})", message))
         for result in implementation.fuzz:

@@ -185,22 +185,39 @@ def run_matrix(settings: MatrixSettings, *, echo: Callable[..., None]) -> Matrix
 
 def load_divergences(path: Path | None = None) -> dict[str, list[dict[str, Any]]]:
     """The rules of adapters/divergences.yaml (or `path`), label -> rules in order. Each rule
-    has a stable `id` (unique for its adapter), a bug `class`, a `reason` and usually a
-    `link`; `checks` narrows it to some checks."""
+    has a stable `id` (unique for its adapter), a bug `class` (or a list of classes: one
+    behaviour can show as several), a `reason` and usually a `link`; `checks` narrows it to
+    some checks."""
     path = path or DIVERGENCES
     rules = yaml.safe_load(path.read_text("utf-8")) or {}
     for label, entries in rules.items():
         seen: set[str] = set()
         for rule in entries:
-            if rule.get("class") not in BY_NAME or not rule.get("reason") or not rule.get("id"):
+            classes = rule_classes(rule)
+            if (
+                not classes
+                or any(name not in BY_NAME for name in classes)
+                or not rule.get("reason")
+                or not rule.get("id")
+            ):
                 raise UsageError(
-                    f"{path}: {label}: a rule needs an `id`, a known `class` "
+                    f"{path}: {label}: a rule needs an `id`, a known `class` or a list of them "
                     f"({', '.join(BY_NAME)}) and a `reason`, not {rule!r}"
                 )
             if rule["id"] in seen:
                 raise UsageError(f"{path}: {label}: two rules have the id {rule['id']!r}")
             seen.add(rule["id"])
     return rules
+
+
+def rule_classes(rule: Mapping[str, Any]) -> list[str]:
+    """The bug classes a rule explains: its `class`, one name or a list of names."""
+    named = rule.get("class")
+    if isinstance(named, str):
+        return [named]
+    if isinstance(named, list) and all(isinstance(name, str) for name in named):
+        return list(named)
+    return []
 
 
 def lock_failures(
@@ -220,7 +237,7 @@ def lock_failures(
             (
                 r
                 for r in rules
-                if r["class"] == bug and ("checks" not in r or result.check in r["checks"])
+                if bug in rule_classes(r) and ("checks" not in r or result.check in r["checks"])
             ),
             None,
         )
