@@ -77,7 +77,9 @@ def replay_run(
 def replayed_cases(cases: Iterable[CaseIdentity], options: Options) -> list[Case]:
     """The cassette-backed cases `run` runs under this profile: derived ones stand in for the
     written ones under a profile the case files do not name (SPEC 5.6). One result each."""
-    return [case for case in own_cases(profiled(own_cases(cases), options)) if case.cassette is not None]
+    return [
+        case for case in own_cases(profiled(own_cases(cases), options)) if case.cassette is not None
+    ]
 
 
 def check_case(
