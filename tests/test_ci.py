@@ -470,7 +470,7 @@ def test_the_documented_workflow_runs_on_a_fresh_repository(
             )
             assert json.loads(given["options"].strip().removeprefix("mine="))
             if given.get("fuzz-duration"):
-                given["fuzz-duration"] = "4"
+                given["fuzz-duration"] = "1"
             ran = _run_action(given, venv, repository, tmp_path, job=here)
         else:
             raise AssertionError(f"a step this test does not know: {step}")
