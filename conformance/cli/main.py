@@ -45,6 +45,21 @@ LAZY_COMMANDS = {
 }
 
 
+def _existing_expectations(
+    context: click.Context, parameter: click.Parameter, value: Path | None
+) -> Path | None:
+    """`--expectations DIR` given explicitly must name a directory: leaving it out is how a
+    repository without expected failures runs (./expectations is then read if it exists)."""
+    if value is None or value.is_dir():
+        return value
+    problem = "is not a directory" if value.exists() else "does not exist"
+    usage_error(
+        f"--expectations {value}: {problem}. Leave the option out to run without expected "
+        "failures (./expectations is read when it exists), or create the directory with "
+        "one <NAME>.yaml per implementation (docs/implementations.md)"
+    )
+
+
 @click.group(
     cls=LazyGroup,
     lazy_subcommands=LAZY_COMMANDS,
@@ -102,9 +117,11 @@ def main() -> None:
 @click.option(
     "--expectations",
     "expectations_dir",
-    type=click.Path(exists=True, file_okay=False, path_type=Path),
-    help="Directory of expected-failure files `<NAME>.yaml` "
-    "(default: ./expectations if it exists).",
+    type=click.Path(path_type=Path),
+    callback=_existing_expectations,
+    help="Directory of expected-failure files `<NAME>.yaml` (default: ./expectations if it "
+    "exists). Given explicitly, it must exist: a misspelt path is an error, not a run "
+    "without the expected failures.",
 )
 @timeout_options
 @click.option(
