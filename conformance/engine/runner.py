@@ -98,6 +98,7 @@ def run_implementation(
     order: deque[Judge] = deque()
     # `unsupported` holds for an operation as a whole, over the whole run (declines.py).
     declines = Declines()
+    settled = declines.settle
 
     def settle() -> None:
         while order and order[0].pending == 0:
@@ -116,8 +117,10 @@ def run_implementation(
             for (judging, index, request), reply in zip(group, replies, strict=True):
                 if stop is not None and stop():
                     return run
-                judging.add(index, request, declines.settle(request.op, reply))
-                settle()
+                judging.add(index, request, settled(request.op, reply))
+                # Results go out in plan order: only a finished first judge lets any out.
+                if order[0].pending == 0:
+                    settle()
         settle()
     return run
 

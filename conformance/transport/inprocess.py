@@ -38,14 +38,20 @@ def answer(
     factory: Callable[[], Any],
     request: Request | RawStreamRequest,
     whole: WholeFunction | None = None,
+    *,
+    fresh: bool = False,
 ) -> Reply:
-    """The reply of a fresh normalizer from `factory` to one request. Exceptions propagate."""
+    """The reply of a fresh normalizer from `factory` to one request. Exceptions propagate.
+
+    `fresh`: nothing of the implementation runs before the reply is used up (the server
+    encodes it at once; the bundled reference makes a new delta each step), so its deltas
+    need not be copied (`stream_reply`)."""
     if type(request) is RawStreamRequest:  # the server's hot path, first
         normalizer = factory()
         feed = normalizer.feed
         deltas = [feed(chunk) for chunk in request.chunks]
         deltas.append(normalizer.finish())
-        return stream_reply(deltas, len(request.chunks))
+        return stream_reply(deltas, len(request.chunks), fresh=fresh)
     if isinstance(request, WholeRequest) and whole is not None:
         return whole_reply(whole(request.content, request.reasoning))
     normalizer = factory()
@@ -74,7 +80,7 @@ def answer(
     # Chunk.to_json inlined: this is the hot loop of every run.
     deltas = [feed({"content": c.content, "reasoning": c.reasoning}) for c in request.chunks]
     deltas.append(normalizer.finish())
-    return stream_reply(deltas, len(request.chunks))
+    return stream_reply(deltas, len(request.chunks), fresh=fresh)
 
 
 def describe(error: BaseException) -> str:
@@ -133,7 +139,7 @@ class InProcessConnection:
 
     def _bare(self, request: Request) -> Reply:
         try:
-            return answer(self.factory, request)
+            return answer(self.factory, request, fresh=self.is_reference)
         except (Exception, SystemExit, GeneratorExit) as error:  # a result, not our failure
             return Error(f"raised {describe(error)}")
 

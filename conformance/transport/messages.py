@@ -74,8 +74,10 @@ def check_delta(value: Any, where: str) -> dict[str, str] | str:
     return {"assistant": plain_str(value["assistant"]), "thinking": plain_str(value["thinking"])}
 
 
-def stream_reply(deltas: Any, chunk_count: int) -> Ok | Error:
-    """Validate the deltas answering a stream of `chunk_count` chunks."""
+def stream_reply(deltas: Any, chunk_count: int, *, fresh: bool = False) -> Ok | Error:
+    """Validate the deltas answering a stream of `chunk_count` chunks. `fresh`: the deltas
+    were just made for this reply and nothing else holds them (decoded JSON), so a delta that
+    is already exactly `{"assistant": str, "thinking": str}` is kept rather than copied."""
     if not isinstance(deltas, list):
         return Error(f"`deltas` must be a list, not {deltas!r}")
     if len(deltas) != chunk_count + 1:
@@ -91,7 +93,11 @@ def stream_reply(deltas: Any, chunk_count: int) -> Ok | Error:
         if type(delta) is dict:
             assistant, thinking = delta.get("assistant"), delta.get("thinking")
             if type(assistant) is str and type(thinking) is str:
-                append({"assistant": assistant, "thinking": thinking})
+                append(
+                    delta
+                    if fresh and len(delta) == 2
+                    else {"assistant": assistant, "thinking": thinking}
+                )
                 continue
         result = check_delta(delta, f"deltas[{len(checked)}]")
         if isinstance(result, str):

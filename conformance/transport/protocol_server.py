@@ -61,7 +61,7 @@ class Handler:
             if isinstance(request, (Error, Unsupported)):
                 return encode_reply(decoded.ident, request)
             try:
-                reply = answer(self.factory, request, self.whole)
+                reply = answer(self.factory, request, self.whole, fresh=True)
             except BaseException as error:  # even SystemExit: data for the harness, not a crash
                 reply = Error(describe(error))
             return encode_reply(decoded.ident, reply)
