@@ -15,6 +15,7 @@ from collections import deque
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
+from operator import attrgetter
 
 from conformance._version import SPEC_VERSION, __version__
 from conformance.corpus.expectations import ExpectedFailures
@@ -37,12 +38,19 @@ BATCH_CHARS = 4_000_000
 Item = tuple[Judge, int, Request]
 
 
+_CONTENT, _REASONING = attrgetter("content"), attrgetter("reasoning")
+
+
 def _size(request: Request) -> int:
     if isinstance(request, WholeRequest):
         return len(request.content or "") + len(request.reasoning or "")
     if isinstance(request, OpRequest):
         return 1
-    return sum(len(c.content or "") + len(c.reasoning or "") for c in request.chunks)
+    # C loops: a one-character re-chunking has a chunk per character.
+    chunks = request.chunks
+    return sum(map(len, filter(None, map(_CONTENT, chunks)))) + sum(
+        map(len, filter(None, map(_REASONING, chunks)))
+    )
 
 
 def _batches(

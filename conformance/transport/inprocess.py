@@ -83,6 +83,16 @@ def answer(
     return stream_reply(deltas, len(request.chunks), fresh=fresh)
 
 
+def reference_stream(factory: Callable[[], Any], request: StreamRequest) -> Reply:
+    """`answer` for the bundled reference and a stream: its deltas are plain dicts of plain
+    strings, a new one each step, so they are neither checked nor copied."""
+    normalizer = factory()
+    feed = normalizer.feed
+    deltas = [feed({"content": c.content, "reasoning": c.reasoning}) for c in request.chunks]
+    deltas.append(normalizer.finish())
+    return Ok(deltas=deltas)
+
+
 def describe(error: BaseException) -> str:
     """`TypeName: message` for an exception an implementation raised."""
     text = f"{type(error).__name__}: {escape_controls(str(error))}"
@@ -139,6 +149,8 @@ class InProcessConnection:
 
     def _bare(self, request: Request) -> Reply:
         try:
+            if self.is_reference and type(request) is StreamRequest:
+                return reference_stream(self.factory, request)
             return answer(self.factory, request, fresh=self.is_reference)
         except (Exception, SystemExit, GeneratorExit) as error:  # a result, not our failure
             return Error(f"raised {describe(error)}")

@@ -75,9 +75,10 @@ def check_delta(value: Any, where: str) -> dict[str, str] | str:
 
 
 def stream_reply(deltas: Any, chunk_count: int, *, fresh: bool = False) -> Ok | Error:
-    """Validate the deltas answering a stream of `chunk_count` chunks. `fresh`: the deltas
-    were just made for this reply and nothing else holds them (decoded JSON), so a delta that
-    is already exactly `{"assistant": str, "thinking": str}` is kept rather than copied."""
+    """Validate the deltas answering a stream of `chunk_count` chunks. `fresh`: the list and
+    its deltas were just made for this reply and nothing else holds them (decoded JSON), so
+    when every delta is already exactly `{"assistant": str, "thinking": str}` they are kept
+    rather than copied."""
     if not isinstance(deltas, list):
         return Error(f"`deltas` must be a list, not {deltas!r}")
     if len(deltas) != chunk_count + 1:
@@ -85,6 +86,17 @@ def stream_reply(deltas: Any, chunk_count: int, *, fresh: bool = False) -> Ok | 
             f"expected {chunk_count + 1} deltas ({chunk_count} chunks + the "
             f"final flush), got {len(deltas)}"
         )
+    if fresh:
+        for delta in deltas:
+            if not (
+                type(delta) is dict
+                and len(delta) == 2
+                and type(delta.get("assistant")) is str
+                and type(delta.get("thinking")) is str
+            ):
+                break
+        else:  # every delta is exactly {"assistant": str, "thinking": str}: kept as it is
+            return Ok(deltas=deltas)
     checked: list[dict[str, str]] = []
     append = checked.append
     for delta in deltas:
@@ -93,11 +105,7 @@ def stream_reply(deltas: Any, chunk_count: int, *, fresh: bool = False) -> Ok | 
         if type(delta) is dict:
             assistant, thinking = delta.get("assistant"), delta.get("thinking")
             if type(assistant) is str and type(thinking) is str:
-                append(
-                    delta
-                    if fresh and len(delta) == 2
-                    else {"assistant": assistant, "thinking": thinking}
-                )
+                append({"assistant": assistant, "thinking": thinking})
                 continue
         result = check_delta(delta, f"deltas[{len(checked)}]")
         if isinstance(result, str):

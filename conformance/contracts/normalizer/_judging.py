@@ -146,14 +146,9 @@ def _holdback(
         raise ValueError(f"{len(deltas)} deltas for {len(chunks)} chunks and the flush")
     reference.reset()
     feed = reference.feed
-    # Sizes taken as each delta comes, not kept deltas: nothing relies on the reference
-    # returning a new mapping each time.
-    theirs = [
-        len((delta := feed({"content": c.content, "reasoning": c.reasoning}))["assistant"])
-        + len(delta["thinking"])
-        for c in chunks
-    ]
-    last = reference.finish()
-    theirs.append(len(last["assistant"]) + len(last["thinking"]))
+    # The reference makes a new delta each step, so they are kept and measured at once.
+    steps = [feed({"content": c.content, "reasoning": c.reasoning}) for c in chunks]
+    steps.append(reference.finish())
+    theirs = map(add, map(len, map(_ASSISTANT, steps)), map(len, map(_THINKING, steps)))
     mine = map(add, map(len, map(_ASSISTANT, deltas)), map(len, map(_THINKING, deltas)))
     return holdback(behind(mine, theirs))
