@@ -51,6 +51,7 @@ def main(argv: list[str] | None = None) -> int:
         implementation={"name": "reference", "version": __version__, "language": "python"},
         options=options.to_json(),
         whole=lambda content, reasoning: normalize_whole(content, reasoning, options),
+        trusted=True,
     )
     serve_handler(handler)
     return 0

@@ -15,6 +15,7 @@ from collections import deque
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
+from operator import attrgetter
 
 from conformance._version import SPEC_VERSION, __version__
 from conformance.corpus.expectations import ExpectedFailures
@@ -37,12 +38,19 @@ BATCH_CHARS = 4_000_000
 Item = tuple[Judge, int, Request]
 
 
+_CONTENT, _REASONING = attrgetter("content"), attrgetter("reasoning")
+
+
 def _size(request: Request) -> int:
     if isinstance(request, WholeRequest):
         return len(request.content or "") + len(request.reasoning or "")
     if isinstance(request, OpRequest):
         return 1
-    return sum(len(c.content or "") + len(c.reasoning or "") for c in request.chunks)
+    # C loops: a one-character re-chunking has a chunk per character.
+    chunks = request.chunks
+    return sum(map(len, filter(None, map(_CONTENT, chunks)))) + sum(
+        map(len, filter(None, map(_REASONING, chunks)))
+    )
 
 
 def _batches(
@@ -101,6 +109,7 @@ def run_implementation(
     order: deque[Judge] = deque()
     # `unsupported` holds for an operation as a whole, over the whole run (declines.py).
     declines = Declines()
+    settled = declines.settle
 
     def settle() -> None:
         while order and order[0].pending == 0:
@@ -119,8 +128,10 @@ def run_implementation(
             for (judging, index, request), reply in zip(group, replies, strict=True):
                 if stop is not None and stop():
                     return run
-                judging.add(index, request, declines.settle(request.op, reply))
-                settle()
+                judging.add(index, request, settled(request.op, reply))
+                # Results go out in plan order: only a finished first judge lets any out.
+                if order[0].pending == 0:
+                    settle()
         settle()
     return run
 

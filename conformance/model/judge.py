@@ -19,6 +19,9 @@ class Judgement:
     holdback: int | None = None
 
 
+_PASS = Judgement(Verdict.PASS)
+
+
 def squeeze(text: str) -> str:
     """The text without whitespace: equal squeezed texts differ only in whitespace."""
     return "".join(ch for ch in text if not ch.isspace())
@@ -27,9 +30,9 @@ def squeeze(text: str) -> str:
 def compare(expected: Channels, actual: Mapping[str, str], level: str) -> Judgement:
     """PASS when equal; NON_STRICT when only whitespace differs or the case is not
     must-level; FAIL otherwise."""
+    if expected.assistant == actual["assistant"] and expected.thinking == actual["thinking"]:
+        return _PASS  # the common case, first: this runs for every reply
     differing = [name for name in CHANNELS if getattr(expected, name) != actual[name]]
-    if not differing:
-        return Judgement(Verdict.PASS)
     if all(squeeze(getattr(expected, name)) == squeeze(actual[name]) for name in differing):
         return Judgement(Verdict.NON_STRICT, f"whitespace differs in {' and '.join(differing)}")
     reason = "; ".join(

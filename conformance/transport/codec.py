@@ -111,7 +111,7 @@ class ClientCodec:
     def reply(self, line: bytes, request: Request, ident: str) -> Reply | OutOfStep:
         """What a reply line means for the request `ident`."""
         try:
-            message = json.loads(line)
+            message = loads_line(line)
         except (ValueError, RecursionError):
             return OutOfStep(
                 f"unreadable reply to request {ident}: a line that is not JSON: {quote(line)}"
@@ -142,8 +142,21 @@ class ClientCodec:
                     f"the reply to stream request {ident} has none of `deltas`, `error` and "
                     f"`unsupported`: {quote(line)}"
                 )
-            return stream_reply(message["deltas"], len(request.chunks))
+            # Fresh from the parser, used once: its delta objects may be kept as they are.
+            return stream_reply(message["deltas"], len(request.chunks), fresh=True)
         return whole_reply(message)
+
+
+_decode = json.JSONDecoder().decode
+
+
+def loads_line(line: bytes) -> Any:
+    """`json.loads(line)`, the common case (a UTF-8 line) without the detection of other
+    encodings: whatever it cannot read goes to `json.loads`, which reads it or says why."""
+    try:
+        return _decode(line.decode())
+    except (ValueError, RecursionError):
+        return json.loads(line)
 
 
 def _text(value: Any) -> str:
@@ -181,6 +194,9 @@ class Addressed:
     request: Request | RawStreamRequest | Error | Unsupported
 
 
+_DICT = {dict}
+
+
 def decode_request(message: Any, methods: Mapping[str, str]) -> Hello | Bye | Addressed:
     """A decoded request line; `methods` maps the contract ops served to their methods."""
     if not isinstance(message, dict):
@@ -191,7 +207,7 @@ def decode_request(message: Any, methods: Mapping[str, str]) -> Hello | Bye | Ad
             # The decoded objects themselves, fresh from the JSON parser and used once: a
             # chunk missing a key makes the normalizer fail, and that is reported.
             chunks = message["chunks"]
-            if type(chunks) is not list or not all(type(c) is dict for c in chunks):
+            if type(chunks) is not list or set(map(type, chunks)) - _DICT:
                 raise TypeError("`chunks` must be a list of objects")
             return Addressed(ident, RawStreamRequest(chunks))
         if op == "whole":

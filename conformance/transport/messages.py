@@ -74,8 +74,11 @@ def check_delta(value: Any, where: str) -> dict[str, str] | str:
     return {"assistant": plain_str(value["assistant"]), "thinking": plain_str(value["thinking"])}
 
 
-def stream_reply(deltas: Any, chunk_count: int) -> Ok | Error:
-    """Validate the deltas answering a stream of `chunk_count` chunks."""
+def stream_reply(deltas: Any, chunk_count: int, *, fresh: bool = False) -> Ok | Error:
+    """Validate the deltas answering a stream of `chunk_count` chunks. `fresh`: the list and
+    its deltas were just made for this reply and nothing else holds them (decoded JSON), so
+    when every delta is already exactly `{"assistant": str, "thinking": str}` they are kept
+    rather than copied."""
     if not isinstance(deltas, list):
         return Error(f"`deltas` must be a list, not {deltas!r}")
     if len(deltas) != chunk_count + 1:
@@ -83,6 +86,17 @@ def stream_reply(deltas: Any, chunk_count: int) -> Ok | Error:
             f"expected {chunk_count + 1} deltas ({chunk_count} chunks + the "
             f"final flush), got {len(deltas)}"
         )
+    if fresh:
+        for delta in deltas:
+            if not (
+                type(delta) is dict
+                and len(delta) == 2
+                and type(delta.get("assistant")) is str
+                and type(delta.get("thinking")) is str
+            ):
+                break
+        else:  # every delta is exactly {"assistant": str, "thinking": str}: kept as it is
+            return Ok(deltas=deltas)
     checked: list[dict[str, str]] = []
     append = checked.append
     for delta in deltas:

@@ -192,6 +192,15 @@ class Process:
             if line and not line.isspace():
                 return line
 
+    def ready_line(self) -> bytes | None:
+        """The next non-blank line already read, or None (at once, without reading)."""
+        lines = self.lines
+        while lines:
+            line = lines.popleft()
+            if line and not line.isspace():
+                return line
+        return None
+
     def _fill(self, deadline: float) -> bool:
         remaining = deadline - time.monotonic()
         # Polled even after the deadline: a reply already in the pipe is not late.

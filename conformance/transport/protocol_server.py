@@ -27,12 +27,16 @@ from conformance.transport.codec import (
     decode_request,
     encode_reply,
     hello_reply,
+    loads_line,
     refuse_hello,
 )
 from conformance.transport.inprocess import WholeFunction, answer, describe
 from conformance.transport.lines import LineBuffer
 
 __all__ = ["Handler", "WholeFunction", "serve", "serve_handler"]
+
+#: `json.dumps` with its defaults, without looking at its arguments for every reply.
+_encode = json.JSONEncoder().encode
 
 
 class Handler:
@@ -44,9 +48,13 @@ class Handler:
         implementation: Mapping[str, str],
         options: Mapping[str, Any] | None = None,
         whole: WholeFunction | None = None,
+        *,
+        trusted: bool = False,
     ) -> None:
         self.factory = factory
         self.whole = whole
+        #: The factory is the bundled reference (`inprocess.answer`).
+        self.trusted = trusted
         # The other contracts' ops this normalizer answers: those it has the method for.
         self.methods = {entry.NAME: entry.METHOD for entry in op_contracts()}
         sample = factory()
@@ -61,7 +69,7 @@ class Handler:
             if isinstance(request, (Error, Unsupported)):
                 return encode_reply(decoded.ident, request)
             try:
-                reply = answer(self.factory, request, self.whole)
+                reply = answer(self.factory, request, self.whole, fresh=True, trusted=self.trusted)
             except BaseException as error:  # even SystemExit: data for the harness, not a crash
                 reply = Error(describe(error))
             return encode_reply(decoded.ident, reply)
@@ -94,7 +102,7 @@ def serve_handler(
             if not line.strip():
                 continue
             try:
-                request = json.loads(line)
+                request = loads_line(line)
             except (ValueError, RecursionError) as error:
                 response: dict[str, Any] | None = {"id": None, "error": f"not JSON: {error}"}
             else:
@@ -102,7 +110,7 @@ def serve_handler(
             if response is None:
                 done = True
                 break
-            responses.append(json.dumps(response).encode("ascii") + b"\n")
+            responses.append(_encode(response).encode("ascii") + b"\n")
             if each:
                 out.write(responses.pop())
                 out.flush()

@@ -274,12 +274,17 @@ class SubprocessConnection:
         discarded). How many were resolved, and whether a timeout happened."""
         process.write(self._encoded(requests, ids, indices))
         timeout = self.timeout
-        deadline = time.monotonic() + timeout
         codec, quarantine = self.codec, self.quarantine
+        ready_line, read_line = process.ready_line, process.read_line
+        monotonic = time.monotonic
         for position, index in enumerate(indices):
             request, ident = requests[index], ids[index]
+            # A reply already read needs no wait: the deadline is taken only to wait, and from
+            # then, so the time the caller spent on earlier replies is not this one's.
+            line = ready_line()
             try:
-                line = process.read_line(deadline)
+                if line is None:
+                    line = read_line(monotonic() + timeout)
             except EndOfOutput:
                 process.ended_output(EXIT_GRACE)
                 what = f"the implementation {process.describe_exit()} while answering request "
@@ -309,9 +314,11 @@ class SubprocessConnection:
             replies[index] = reply
             quarantine.answered(request)
             self._restarts = 0
-            yield from ready.take()
-            # After the yield: the time the caller spends on the reply is not the next one's.
-            deadline = time.monotonic() + timeout
+            if ready.next == index:  # the next due: out now, without a generator per reply
+                ready.next = index + 1
+                yield reply
+                if ready.next < len(replies) and replies[ready.next] is not None:
+                    yield from ready.take()  # quarantined ones after it
         process.finish_writing()
         return len(indices), False
 

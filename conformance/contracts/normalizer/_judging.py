@@ -21,6 +21,8 @@ from conformance.reference import Normalizer
 Outcome = tuple[Judgement, dict[str, str] | None, Reply, int]
 
 _ASSISTANT, _THINKING = itemgetter("assistant"), itemgetter("thinking")
+_RANK = {verdict: rank for rank, verdict in enumerate(SEVERITY)}
+_PASS = Judgement(Verdict.PASS)
 #: Where the judges of one run keep the reference they measure holdback against.
 _REFERENCE = "normalizer.reference"
 
@@ -34,6 +36,8 @@ class NormalizerJudge:
         self.judging = judging
         self.pending = len(plan.requests) if plan.skip is None else 0
         self._worst: Outcome | None = None
+        #: The rank of the worst verdict so far (SEVERITY: lower is worse).
+        self._rank = len(SEVERITY)
 
     def _reference(self) -> Normalizer | None:
         """The reference that holdback is measured against, shared by the judges of a run
@@ -48,14 +52,15 @@ class NormalizerJudge:
 
     def add(self, index: int, request: Request, reply: Reply) -> None:
         self.pending -= 1
-        expectation = self.plan.expected
+        plan = self.plan
+        expectation = plan.expected
         assert isinstance(expectation, Expectation)
         judgement, actual, reply = _judge_one(
-            expectation, self.plan.case.level, request, reply, self.options, self._reference()
+            expectation, plan.case.level, request, reply, self.options, self._reference()
         )
-        worst = self._worst
-        if worst is None or SEVERITY.index(judgement.verdict) < SEVERITY.index(worst[0].verdict):
-            self._worst = (judgement, actual, reply, index)
+        rank = _RANK[judgement.verdict]
+        if rank < self._rank:
+            self._worst, self._rank = (judgement, actual, reply, index), rank
 
     def result(self) -> CaseResult:
         plan = self.plan
@@ -115,7 +120,7 @@ def _judge_one(
             content = Judgement(content.verdict, f"{where}; {content.reason}")
         return content, actual, reply
     if reference is None:  # the replies are the reference's own
-        return Judgement(Verdict.PASS), actual, reply
+        return _PASS, actual, reply
     lag, step = _holdback(deltas, chunks, reference)
     if lag > 0:
         where = f"chunk {step}" if step < len(chunks) else "the final flush"
@@ -129,7 +134,7 @@ def _judge_one(
             actual,
             reply,
         )
-    return Judgement(Verdict.PASS), actual, reply
+    return _PASS, actual, reply
 
 
 def _holdback(
@@ -141,14 +146,9 @@ def _holdback(
         raise ValueError(f"{len(deltas)} deltas for {len(chunks)} chunks and the flush")
     reference.reset()
     feed = reference.feed
-    # Sizes taken as each delta comes, not kept deltas: nothing relies on the reference
-    # returning a new mapping each time.
-    theirs = [
-        len((delta := feed({"content": c.content, "reasoning": c.reasoning}))["assistant"])
-        + len(delta["thinking"])
-        for c in chunks
-    ]
-    last = reference.finish()
-    theirs.append(len(last["assistant"]) + len(last["thinking"]))
+    # The reference makes a new delta each step, so they are kept and measured at once.
+    steps = [feed({"content": c.content, "reasoning": c.reasoning}) for c in chunks]
+    steps.append(reference.finish())
+    theirs = map(add, map(len, map(_ASSISTANT, steps)), map(len, map(_THINKING, steps)))
     mine = map(add, map(len, map(_ASSISTANT, deltas)), map(len, map(_THINKING, deltas)))
     return holdback(behind(mine, theirs))
