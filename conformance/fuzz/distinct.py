@@ -56,8 +56,8 @@ class DistinctBugs:
             if old is not None:
                 _forget(old)
                 for index, earlier in enumerate(reported):
-                    if earlier is old:
-                        reported[index] = same_bug(old, new)
+                    if earlier.bug == bug and (earlier is old or earlier.counterexample is None):
+                        reported[index] = same_bug(earlier, new)
             out.append(new)
         return out
 

@@ -13,6 +13,7 @@ from typing import Any
 from conformance.interface import implementation
 from conformance.reference import Normalizer
 
+
 @implementation(name="drops-trailing-partial")
 class DropsTrailingPartial(Normalizer):
     """The Vercel AI SDK's best-known bug: a partial delimiter held back at the end of the
@@ -37,9 +38,8 @@ class StrayCloseAndSplitLt(Normalizer):
     def feed(self, chunk: Mapping[str, Any]) -> Any:
         content = chunk.get("content") or ""
         leak = ""
-        if self._carry == "<" and not self._inside and content:
-            if self._grammar.delimiter.match("<" + content):
-                leak = "<"
+        if self._carry == "<" and not self._inside and self._grammar.delimiter.match("<" + content):
+            leak = "<"
         first = None if self._inside or self._carry else self._grammar.delimiter.search(content)
         stray = first if first is not None and self._grammar.is_close(first.group()) else None
         if stray is None:
