@@ -199,7 +199,7 @@ def fuzz_property(
                 break
         slice_seed += 1
     for bug, (example, used_seed) in list(found.items()):
-        smaller = _smaller(name, target, check, bug, example)
+        smaller = _smaller(name, target, check, bug, example, deadline)
         if smaller is not example:
             found[bug] = (smaller, used_seed)
             if database is not None:
@@ -212,16 +212,24 @@ def fuzz_property(
 
 
 def _smaller(
-    name: str, target: Target, check: Any, bug: str, example: Counterexample
+    name: str,
+    target: Target,
+    check: Any,
+    bug: str,
+    example: Counterexample,
+    deadline: float | None,
 ) -> Counterexample:
     """`example` after a last shrinking pass on its chunks (conformance/fuzz/minimize.py),
     for the normalizer's properties that judge their chunks alone (the chunking property
-    draws a second chunking)."""
-    if example.contract is not None or name == "chunking":
+    draws a second chunking); not for an implementation that failed to answer (each try
+    could wait out a timeout), nor past the deadline."""
+    if example.contract is not None or example.error or name == "chunking":
         return example
     last: list[Counterexample] = []
 
     def still_fails(chunks: list[dict[str, Any]]) -> bool:
+        if deadline is not None and time.monotonic() >= deadline:
+            return False
         try:
             check(target, chunks, None)
         except PropertyFailure as failure:
