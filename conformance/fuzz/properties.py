@@ -30,27 +30,10 @@ from conformance.model.results import FuzzResult, Verdict
 SLICE = 250
 
 
-def run_property(
-    name: str,
-    target: Target,
-    *,
-    max_examples: int,
-    seed: int,
-    database: ExampleDatabase | None = None,
-    key: bytes = b"",
-    deadline: float | None = None,
-) -> FuzzResult:
-    """The first result of `fuzz_property` (its smallest failure, if any): one verdict for
-    the property, for callers that report one."""
-    return fuzz_property(
-        name,
-        target,
-        max_examples=max_examples,
-        seed=seed,
-        database=database,
-        key=key,
-        deadline=deadline,
-    )[0]
+def run_property(name: str, target: Target, **run: Any) -> FuzzResult:
+    """The first result of `fuzz_property` (its smallest bug, if any), for callers that
+    report one verdict per property; `run` are `fuzz_property`'s keyword arguments."""
+    return fuzz_property(name, target, **run)[0]
 
 
 def fuzz_property(
