@@ -222,7 +222,7 @@ def test_streams_shrink_to_short_neutral_text() -> None:
 TRAILING_SEEN: list[bool] = []
 
 
-@settings(max_examples=300, database=None, derandomize=True)
+@settings(max_examples=200, database=None, derandomize=True)
 @given(cs.streams())
 def _record_endings(chunks: list[dict[str, Any]]) -> None:
     content = "".join(c.get("content") or "" for c in chunks)
