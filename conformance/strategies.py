@@ -26,16 +26,22 @@ from conformance.model.options import DEFAULT, Options
 
 Chunk = dict[str, Any]
 
+# Every pool is ordered simplest first: Hypothesis shrinks a choice from a list towards its
+# first element, so a counterexample keeps a word only where the bug needs that word, and
+# otherwise ends up with a single neutral letter (or nothing at all).
 _PROSE = [
-    "answer",
-    "The result is 42.",
-    "so",
-    "\u00bfpor qu\u00e9?",
+    "a",
+    "b",
     "x",
+    "ab",
+    "a b",
+    "so",
     "plan:",
-    "\u2014",
+    "The result is 42.",
     "caf\u00e9",
     "Z\u00fcrich",
+    "\u2014",
+    "\u00bfpor qu\u00e9?",
     "\u041f\u0440\u0438\u0432\u0435\u0442",
 ]
 _ANGLES = ["<", ">", "<<", ">>", "a < b", "b > a", "->", "<=", "Vec<T>", "<div>", "</p>", "<br/>"]
@@ -79,16 +85,32 @@ def _near_misses(options: Options) -> list[str]:
     return sorted(s for s in out if s not in delimiters and not grammar.delimiter.fullmatch(s))
 
 
+def _by_length(strings: list[str]) -> list[str]:
+    return sorted(dict.fromkeys(strings), key=len)
+
+
+def _partials(delimiters: list[str]) -> list[str]:
+    """Every proper prefix of the delimiters, shortest first: what a stream cut off in the
+    middle of a delimiter ends with."""
+    return _by_length([d[:size] for d in delimiters for size in range(1, len(d))])
+
+
 @functools.cache
 def segments(options: Options = DEFAULT) -> st.SearchStrategy[str]:
     """One piece of a document: prose, angle brackets, near-misses, real delimiters, whole
     blocks (nested, unclosed, empty, orphan closes), Unicode, line endings."""
-    opens = [pair[0] for pair in options.pairs]
-    closes = [pair[1] for pair in options.pairs]
+    opens = _by_length([pair[0] for pair in options.pairs])
+    closes = _by_length([pair[1] for pair in options.pairs])
     # One draw from a fixed pool is much cheaper than composing strategies, and fuzzing
-    # speed is examples per second: most pieces come from the pool.
+    # speed is examples per second: most pieces come from the pool. Simplest first: a
+    # letter, then the delimiters, then everything that only looks like one.
     pool = st.sampled_from(
-        _PROSE + _ANGLES + _UNICODE + _BLANKS + opens + closes + _near_misses(options)
+        _PROSE
+        + _by_length(opens + closes)
+        + _by_length(_near_misses(options))
+        + _ANGLES
+        + _UNICODE
+        + _BLANKS
     )
     body = pool | _SHORT_TEXT
     block = st.tuples(st.sampled_from(opens), body, st.sampled_from(closes)).map("".join)
@@ -96,16 +118,12 @@ def segments(options: Options = DEFAULT) -> st.SearchStrategy[str]:
         lambda p: p[0] + p[0] + p[1] + p[2] + p[2]
     )
     # A proper prefix of a delimiter: what a stream may end with, or a near-miss.
-    partial = st.tuples(st.sampled_from(opens + closes), st.integers(1, 12)).map(
-        lambda p: p[0][: min(p[1], len(p[0]) - 1)]
-    )
+    partial = st.sampled_from(_partials(opens + closes))
     # An unclosed block, often ending in part of a close: a stream cut off mid-delimiter.
     unclosed = st.tuples(st.sampled_from(opens), body, st.just("") | partial).map("".join)
-    # Text glued to a delimiter, so cuts inside the delimiter share a chunk with the text.
-    glued = st.tuples(st.sampled_from(_PROSE + _UNICODE), st.sampled_from(opens + closes)).map(
-        "".join
-    )
-    return st.one_of(pool, pool, _SHORT_TEXT, block, nested, unclosed, partial, glued)
+    # Text next to a delimiter comes from neighbouring segments: a cut inside a delimiter
+    # then shares its chunk with that text, and shrinking can drop the text on its own.
+    return st.one_of(pool, pool, _SHORT_TEXT, block, nested, unclosed, partial)
 
 
 @functools.cache
@@ -171,6 +189,14 @@ _AT_CUT = st.sampled_from(
 )
 
 
+@functools.cache
+def _endings(options: Options) -> st.SearchStrategy[str]:
+    """What a stream ends with: mostly nothing, one time in four a proper prefix of a
+    delimiter (shrinking towards none, and then towards the shortest)."""
+    delimiters = [d for pair in options.pairs for d in pair]
+    return st.one_of(st.just(""), st.just(""), st.just(""), st.sampled_from(_partials(delimiters)))
+
+
 @st.composite
 def _planned_segment(
     draw: st.DrawFn, options: Options, native: bool
@@ -206,6 +232,14 @@ def streams(draw: st.DrawFn, options: Options = DEFAULT, *, native: bool = True)
             if empty_after:
                 chunks.append({"content": "", "reasoning": None})
         current += segment[start:]
+    ending = draw(_endings(options))
+    if ending:
+        # The stream ends in the middle of a delimiter (in a chunk of its own or not): what
+        # an end-of-stream flush must release as text (SPEC invariant 5).
+        if draw(_ONE_IN_FOUR):
+            chunks.append({"content": current, "reasoning": None})
+            current = ""
+        current += ending
     chunks.append({"content": current, "reasoning": None})
     if native and draw(_ONE_IN_FOUR):
         chunks.insert(0, {"content": None, "reasoning": draw(_REASONING)})

@@ -49,6 +49,10 @@ class PropertyFailure(AssertionError):
     """A property does not hold. An AssertionError, which Hypothesis shrinks best: it tells
     other exceptions apart by their message, which here changes with every example."""
 
+    #: The bug signature, once the fuzz layer has told this failure from others
+    #: (conformance/fuzz/signatures.py).
+    signature: str | None = None
+
     def __init__(self, example: Counterexample) -> None:
         super().__init__(example.reason)
         self.example = example

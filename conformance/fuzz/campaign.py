@@ -7,12 +7,13 @@ Every route ends in the same place: a counterexample becomes a ready-to-commit c
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import signal
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from multiprocessing import get_context
 from pathlib import Path
 from types import FrameType
@@ -26,8 +27,9 @@ from hypothesis.database import DirectoryBasedExampleDatabase, ExampleDatabase
 from conformance.contracts import property_owner
 from conformance.contracts._fuzzing import PropertyFailure
 from conformance.errors import UsageError
-from conformance.fuzz.found import record_found, safe_label
-from conformance.fuzz.properties import run_property
+from conformance.fuzz.found import record_found
+from conformance.fuzz.properties import fuzz_property
+from conformance.fuzz.signatures import distinct, size
 from conformance.fuzz.target import Target
 from conformance.model.options import Options
 from conformance.model.results import FuzzResult, ImplementationInfo, Verdict
@@ -81,13 +83,13 @@ class FuzzJob:
 _open: list[Connection] = []
 
 
-def _run_job(job: FuzzJob) -> tuple[FuzzJob, FuzzResult]:
+def _run_job(job: FuzzJob) -> tuple[FuzzJob, list[FuzzResult]]:
     connection = connect(job.spec, timeout=job.timeout)
     _open.append(connection)
     try:
         target = Target(connection, Options.from_mapping(connection.info.options))
         deadline = time.monotonic() + job.seconds if job.seconds is not None else None
-        result = run_property(
+        results = fuzz_property(
             job.prop,
             target,
             max_examples=job.max_examples,
@@ -99,7 +101,7 @@ def _run_job(job: FuzzJob) -> tuple[FuzzJob, FuzzResult]:
     finally:
         _open.remove(connection)
         connection.close()
-    return job, result
+    return job, results
 
 
 def _exit_on_signal() -> None:
@@ -117,7 +119,7 @@ def _exit_on_signal() -> None:
     signal.signal(signal.SIGINT, leave)
 
 
-def run_jobs(jobs: list[FuzzJob], workers: int) -> Iterator[tuple[FuzzJob, FuzzResult]]:
+def run_jobs(jobs: list[FuzzJob], workers: int) -> Iterator[tuple[FuzzJob, list[FuzzResult]]]:
     """Run the jobs on `workers` processes, yielding each as it finishes, so that what
     finished is kept when the caller stops early (an interrupt, the budget): the workers
     are then ended. Processes are spawned, not forked: a fork would copy the parent's pipes
@@ -147,7 +149,9 @@ def property_test(
 ) -> Callable[..., None]:
     """The property called `name` as an ordinary `@given` test against `target`. It keeps
     Hypothesis' own settings (database included), so HypoFuzz and `fuzz_one_input` drive it
-    as they drive any Hypothesis test; `found` sees each failure before it is raised."""
+    as they drive any Hypothesis test; each bug signature fails with an exception of its own
+    (so Hypothesis reports each distinct bug), and `found` sees each failure before it is
+    raised."""
     owner = property_owner(name)
     check = owner.fuzz_check(name)
 
@@ -156,10 +160,12 @@ def property_test(
     def test(value: Any, data: st.DataObject) -> None:
         try:
             check(target, value, data)
+            return
         except PropertyFailure as failure:
-            if found is not None:
-                found(failure)
-            raise
+            caught = distinct(failure, target.options, name)
+        if found is not None:
+            found(caught)
+        raise caught
 
     test.__name__ = test.__qualname__ = f"test_{name}"
     test.__doc__ = check.__doc__
@@ -168,25 +174,28 @@ def property_test(
 
 @dataclass(slots=True)
 class SmallestFound:
-    """Keeps the smallest counterexample of one property as a case file: shrinking ends on
-    the minimal one, and a later, larger failure does not overwrite it."""
+    """Keeps the smallest counterexample of each bug signature as a case file: shrinking
+    ends on the minimal one, and a later, larger failure does not overwrite it. One for all
+    the properties of an implementation, so a bug several of them find is written once."""
 
     spec: ImplementationSpec
-    prop: str
     options: Options
     directory: Path
-    size: int | None = None
+    #: Per signature: the size of the kept counterexample and its file.
+    kept: dict[str, tuple[tuple[int, int, int], Path]] = field(default_factory=dict)
 
-    def __call__(self, failure: PropertyFailure) -> None:
+    def __call__(self, failure: PropertyFailure, prop: str) -> None:
         example = failure.example.to_json()
-        size = len(json.dumps(example))
-        if self.size is not None and size >= self.size:
+        bug = failure.signature or "?"
+        old = self.kept.get(bug)
+        if old is not None and size(example) >= old[0]:
             return
-        self.size = size
-        for old in self.directory.glob(f"{safe_label(self.spec.label)}-{self.prop}-*.yaml"):
-            old.unlink()
-        result = FuzzResult(self.prop, Verdict.FAIL, 1, 0.0, 0, failure.example.reason, example)
-        record_found(result, self.spec, self.options, set(), self.directory)
+        if old is not None:
+            old[1].unlink(missing_ok=True)
+        result = FuzzResult(prop, Verdict.FAIL, 1, 0.0, 0, failure.example.reason, example, bug=bug)
+        written = record_found(result, self.spec, self.options, set(), self.directory)
+        assert written.case_file is not None
+        self.kept[bug] = (size(example), Path(written.case_file))
 
 
 @dataclass(frozen=True, slots=True)
@@ -215,8 +224,8 @@ def environment_tests(names: list[str]) -> dict[str, Callable[..., None]]:
     """One plain test per property against the environment's implementation, each writing
     its smallest counterexample as a case file."""
     env = target_from_environment()
-    tests = {}
-    for name in names:
-        record = SmallestFound(env.spec, name, env.target.options, env.found_dir)
-        tests[f"test_{name}"] = property_test(name, env.target, found=record)
-    return tests
+    record = SmallestFound(env.spec, env.target.options, env.found_dir)
+    return {
+        f"test_{name}": property_test(name, env.target, found=functools.partial(record, prop=name))
+        for name in names
+    }

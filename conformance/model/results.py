@@ -170,6 +170,9 @@ class FuzzResult:
     reason: str = ""
     counterexample: Mapping[str, Any] | None = None
     case_file: str | None = None
+    #: The bug signature of a failure (`<bug class>/<input category>`): one result per
+    #: distinct bug a property found; a bug another property found too is reported once.
+    bug: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         data: dict[str, Any] = {
@@ -179,7 +182,7 @@ class FuzzResult:
             "seconds": round(self.seconds, 3),
             "seed": self.seed,
         }
-        for name in ("reason", "counterexample", "case_file"):
+        for name in ("reason", "counterexample", "case_file", "bug"):
             if getattr(self, name):
                 data[name] = getattr(self, name)
         return data

@@ -14,8 +14,9 @@ from conformance.corpus.check import load_retired
 from conformance.engine.coverage import DEFAULT_MIN_JUDGED
 from conformance.errors import UsageError
 from conformance.fuzz.campaign import FuzzJob, job_seconds, open_database, run_jobs
+from conformance.fuzz.distinct import DistinctBugs
 from conformance.fuzz.found import record_found
-from conformance.fuzz.properties import Target, run_property
+from conformance.fuzz.properties import Target, fuzz_property
 from conformance.model.options import Options
 from conformance.model.requests import Error, Reply, Request
 from conformance.model.results import FuzzResult, ImplementationInfo, Verdict
@@ -106,6 +107,14 @@ def fuzz_session(
         def work(connection: Connection, context: Context) -> None:
             watched = _Watched(connection)
             options = Options.from_mapping(connection.info.options)
+            bugs = DistinctBugs(lambda r: record_found(r, spec, options, taken, found_dir))
+
+            def report(results: list[FuzzResult]) -> None:
+                """One property's results: each distinct bug once, across properties."""
+                context.expect(len(results) - 1)
+                for result in bugs.add(results, context.run.fuzz):
+                    context.emit(result)
+
             if settings.workers > 1:
                 # Each worker connects for itself; this connection only told the options.
                 connection.close()
@@ -122,8 +131,8 @@ def fuzz_session(
                     for name in settings.properties
                 ]
                 # Each kept as its worker finishes: an interrupt loses only unfinished jobs.
-                for _, result in run_jobs(jobs, settings.workers):
-                    context.emit(record_found(result, spec, options, taken, found_dir))
+                for _, results in run_jobs(jobs, settings.workers):
+                    report(results)
                 # In property order, whichever worker finished first.
                 context.run.fuzz.sort(key=lambda r: settings.properties.index(r.property))
                 return
@@ -136,7 +145,7 @@ def fuzz_session(
                 deadline = time.monotonic() + share if share is not None else None
                 if context.deadline is not None:
                     deadline = min(deadline or context.deadline, context.deadline)
-                result = run_property(
+                results = fuzz_property(
                     name,
                     target,
                     max_examples=settings.max_examples,
@@ -148,12 +157,12 @@ def fuzz_session(
                 if watched.lost is not None:
                     # What Hypothesis shrank is the dead connection, not a bug of the input.
                     reason = f"the connection was lost during fuzzing: {watched.lost}"
-                    result = FuzzResult(
-                        name, Verdict.ERROR, result.examples, result.seconds, seed, reason
+                    spent = results[0]
+                    context.emit(
+                        FuzzResult(name, Verdict.ERROR, spent.examples, spent.seconds, seed, reason)
                     )
                 else:
-                    result = record_found(result, spec, options, taken, found_dir)
-                context.emit(result)
+                    report(results)
 
         def opened() -> Connection:
             return connect(

@@ -38,8 +38,9 @@ class TerminalSummary(Handler):
         if not isinstance(result, FuzzResult):
             return
         rate = result.examples / result.seconds if result.seconds else 0.0
+        bug = f" [{result.bug}]" if result.bug else ""
         line = (
-            f"{event.label}: {result.property}: {result.verdict.value} after "
+            f"{event.label}: {result.property}{bug}: {result.verdict.value} after "
             f"{result.examples} examples ({rate:.0f}/s)"
         )
         self.echo(line + (f": {result.reason}" if result.reason else ""))

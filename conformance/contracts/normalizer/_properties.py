@@ -49,14 +49,16 @@ def chunking(target: FuzzTarget, chunks: list[dict[str, Any]], data: DataObject 
     again = data.draw(cs.rechunkings(chunks), label="rechunked")
     first = _joined(target.stream(chunks))
     second = _joined(target.stream(again))
-    # The case to keep is the chunking the implementation gets wrong.
-    wrong = again if first == _joined(normalize_stream(chunks, target.options)) else chunks
+    # The case to keep is the chunking the implementation gets wrong, its output the
+    # `actual` side (what tells bugs apart), the other chunking's the `expected` one.
+    right = first == _joined(normalize_stream(chunks, target.options))
+    wrong, output, other = (again, second, first) if right else (chunks, first, second)
     target.differs(
         wrong,
         f"two chunkings of one input disagree: {chunks!r} gave {first!r}, "
         f"{again!r} gave {second!r}",
-        first,
-        second,
+        other,
+        output,
     )
 
 
