@@ -132,14 +132,17 @@ def test_signatures_tell_the_two_bugs_apart_and_not_the_properties() -> None:
     split = [{"content": "<", "reasoning": None}, {"content": "think>b", "reasoning": None}]
     shown = {"assistant": "a</think>", "thinking": ""}
     assert of(stray, shown, "differential") == "delimiter-shown/close"
-    assert of(split, {"assistant": "<", "thinking": "b"}, "differential") == "text-added/fragment"
+    assert (
+        of(split, {"assistant": "<", "thinking": "b"}, "differential")
+        == "delimiter-fragment-shown/fragment"
+    )
     # Conservation has no expected side; native reasoning next to the bug changes nothing.
     native = [{"content": "a</think>", "reasoning": "r"}]
     conservation = Counterexample(native, "", None, {"assistant": "a</think>", "thinking": "r"})
     assert signature(conservation, options, "conservation") == "delimiter-shown/close"
     # The whole property: the stream on the expected side.
     whole = Counterexample(split, "", {"assistant": "<", "thinking": "b"}, {"assistant": ""})
-    assert signature(whole, options, "whole") == "text-added/fragment"
+    assert signature(whole, options, "whole") == "delimiter-fragment-shown/fragment"
     dropped = [{"content": "x<t", "reasoning": None}]
     assert of(dropped, {"assistant": "x", "thinking": ""}, "differential") == (
         "text-dropped/fragment"

@@ -128,6 +128,7 @@ def test_the_rerun_command_carries_the_options_quoted() -> None:
         ("answer", "nk>answer"),  # the last piece shown
         ("ac<thi", "a</thinkc"),  # one character at a time, the close's start shown
         ("x", "<x"),  # a lone `<` held back, then released
+        ("", "<<"),  # the same split `<` shown twice
     ],
 )
 def test_a_delimiter_piece_shown_is_not_text_added(expected: str, actual: str) -> None:

@@ -2,11 +2,12 @@
 reported (and shrunk) on its own, and the same bug found by several properties once.
 
 A signature is the bug class of the channels (`conformance.model.bugs.channel_bug`: what
-leaked or was lost) and the category of the input (the family of its guessed taxonomy:
-a split delimiter, an orphan close, a partial delimiter at the end...):
+leaked or was lost) and what differs, read off the difference rather than the input (a whole
+`close` or `open` delimiter, a `fragment` of one, other `text`):
 
-    delimiter-shown/orphan      a stray close delimiter is shown in the answer
-    text-dropped/flush          a partial delimiter at the end of the stream is lost
+    delimiter-shown/close                a stray close delimiter is shown in the answer
+    delimiter-fragment-shown/fragment    the `<` of a delimiter split across chunks is shown
+    text-dropped/fragment                a partial delimiter at the end of the stream is lost
 
 Hypothesis tells failures apart by the type of the exception and where it is raised: each
 signature raises a `PropertyFailure` subclass of its own (`distinct`), from one place, so
