@@ -42,8 +42,9 @@ if not entry_points(group="pytest11", name="conformance"):
 
 #: Test modules whose tests all run on one xdist worker, because their module-scoped setup is
 #: costly and would otherwise be paid by every worker: importing the adapters' libraries
-#: (torch among them), building the Rust example.
-ONE_WORKER = ("tests/test_adapters.py", "tests/test_examples.py")
+#: (torch among them), building the Rust example, running a badly broken normalizer over the
+#: whole corpus.
+ONE_WORKER = ("tests/test_adapters.py", "tests/test_examples.py", "tests/test_reports_triage.py")
 
 
 @pytest.hookimpl(tryfirst=True, optionalhook=True)
