@@ -5,6 +5,8 @@
 - Hypothesis profiles: `ci` (deterministic, bounded: what `.ci/run` uses), `dev` (the default
   here), `nightly` (long); choose with HYPOTHESIS_PROFILE.
 - Under `-n`, the tests of a module whose setup is costly share one worker (ONE_WORKER).
+- Where PYTHONDONTWRITEBYTECODE is set, the processes the suite starts share a bytecode cache
+  in a temporary directory (_PYCACHE) rather than each compiling the package again.
 - The conformance plugin is active when the suite runs from a checkout, installed or not.
 - Where the C scan is not built, the suite runs as on the pure path (CONFORMANCE_PURE_PYTHON),
   as `.ci/run`'s second default tier does: rather than every command opening with the note
@@ -15,6 +17,8 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import shutil
+import tempfile
 from importlib.metadata import entry_points
 from typing import Any
 
@@ -34,6 +38,23 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci" if os.environ.ge
 
 if importlib.util.find_spec("conformance.model._scan") is None:
     os.environ.setdefault("CONFORMANCE_PURE_PYTHON", "1")
+
+#: Where the processes the suite starts keep their bytecode when PYTHONDONTWRITEBYTECODE is
+#: set: a temporary directory of this session, removed at its end (pytest_unconfigure).
+#: Hundreds of processes (`conformance` commands, `cmd:` implementations, pytest runs of the
+#: plugin, which also rewrite the asserts of Hypothesis and of this package) would otherwise
+#: each compile the same modules again; the checkout itself stays free of bytecode.
+_PYCACHE: str | None = None
+if os.environ.get("PYTHONDONTWRITEBYTECODE") and not os.environ.get("PYTHONPYCACHEPREFIX"):
+    _PYCACHE = tempfile.mkdtemp(prefix="conformance-tests-pycache-")
+    os.environ["PYTHONPYCACHEPREFIX"] = _PYCACHE
+    del os.environ["PYTHONDONTWRITEBYTECODE"]
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    if _PYCACHE is not None:
+        shutil.rmtree(_PYCACHE, ignore_errors=True)
+
 
 pytest_plugins = ["pytester"]
 if not entry_points(group="pytest11", name="conformance"):
