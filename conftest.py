@@ -6,7 +6,7 @@
   here), `nightly` (long); choose with HYPOTHESIS_PROFILE.
 - Under `-n`, the tests of a module whose setup is costly share one worker (ONE_WORKER).
 - Where PYTHONDONTWRITEBYTECODE is set, the processes the suite starts share a bytecode cache
-  in a temporary directory (_PYCACHE) rather than each compiling the package again.
+  outside the checkout (PYCACHE) rather than each compiling the package again.
 - The conformance plugin is active when the suite runs from a checkout, installed or not.
 - Where the C scan is not built, the suite runs as on the pure path (CONFORMANCE_PURE_PYTHON),
   as `.ci/run`'s second default tier does: rather than every command opening with the note
@@ -17,9 +17,10 @@ from __future__ import annotations
 
 import importlib.util
 import os
-import shutil
+import sys
 import tempfile
 from importlib.metadata import entry_points
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -39,21 +40,18 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci" if os.environ.ge
 if importlib.util.find_spec("conformance.model._scan") is None:
     os.environ.setdefault("CONFORMANCE_PURE_PYTHON", "1")
 
-#: Where the processes the suite starts keep their bytecode when PYTHONDONTWRITEBYTECODE is
-#: set: a temporary directory of this session, removed at its end (pytest_unconfigure).
-#: Hundreds of processes (`conformance` commands, `cmd:` implementations, pytest runs of the
-#: plugin, which also rewrite the asserts of Hypothesis and of this package) would otherwise
-#: each compile the same modules again; the checkout itself stays free of bytecode.
-_PYCACHE: str | None = None
+#: Where the test processes and the processes they start keep their bytecode when
+#: PYTHONDONTWRITEBYTECODE is set: a directory of the system's temporary directory, outside
+#: the checkout, kept from one run to the next as __pycache__ directories would be. Hundreds
+#: of processes (the xdist workers, `conformance` commands, `cmd:` implementations, the pytest
+#: runs of the plugin) would otherwise each compile the same modules again, and each pytest
+#: process rewrite the asserts of every test module, of Hypothesis and of this package again.
+PYCACHE = Path(tempfile.gettempdir()) / f"conformance-tests-pycache-{getattr(os, 'getuid', str)()}"
 if os.environ.get("PYTHONDONTWRITEBYTECODE") and not os.environ.get("PYTHONPYCACHEPREFIX"):
-    _PYCACHE = tempfile.mkdtemp(prefix="conformance-tests-pycache-")
-    os.environ["PYTHONPYCACHEPREFIX"] = _PYCACHE
+    os.environ["PYTHONPYCACHEPREFIX"] = str(PYCACHE)
     del os.environ["PYTHONDONTWRITEBYTECODE"]
-
-
-def pytest_unconfigure(config: pytest.Config) -> None:
-    if _PYCACHE is not None:
-        shutil.rmtree(_PYCACHE, ignore_errors=True)
+    # This process too, for the test modules it is about to import.
+    sys.pycache_prefix, sys.dont_write_bytecode = str(PYCACHE), False
 
 
 pytest_plugins = ["pytester"]
