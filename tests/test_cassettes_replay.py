@@ -64,6 +64,15 @@ def http() -> httpx.Client:
     return httpx.Client()
 
 
+@pytest.fixture(scope="module", autouse=True)
+def close_http() -> Iterator[None]:
+    """Close the tests' client, and its connections, with the module."""
+    yield
+    if http.cache_info().currsize:
+        http().close()
+        http.cache_clear()
+
+
 def base_url(server: ReplayServer, case_id: str) -> str:
     manifest = http().get(server.url + "/").json()
     return next(
