@@ -5,6 +5,8 @@
 - Hypothesis profiles: `ci` (deterministic, bounded: what `.ci/run` uses), `dev` (the default
   here), `nightly` (long); choose with HYPOTHESIS_PROFILE.
 - Under `-n`, the tests of a module whose setup is costly share one worker (ONE_WORKER).
+- Where PYTHONDONTWRITEBYTECODE is set, the processes the suite starts share a bytecode cache
+  outside the checkout (PYCACHE) rather than each compiling the package again.
 - The conformance plugin is active when the suite runs from a checkout, installed or not.
 - Where the C scan is not built, the suite runs as on the pure path (CONFORMANCE_PURE_PYTHON),
   as `.ci/run`'s second default tier does: rather than every command opening with the note
@@ -15,7 +17,10 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import sys
+import tempfile
 from importlib.metadata import entry_points
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -35,6 +40,20 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci" if os.environ.ge
 if importlib.util.find_spec("conformance.model._scan") is None:
     os.environ.setdefault("CONFORMANCE_PURE_PYTHON", "1")
 
+#: Where the test processes and the processes they start keep their bytecode when
+#: PYTHONDONTWRITEBYTECODE is set: a directory of the system's temporary directory, outside
+#: the checkout, kept from one run to the next as __pycache__ directories would be. Hundreds
+#: of processes (the xdist workers, `conformance` commands, `cmd:` implementations, the pytest
+#: runs of the plugin) would otherwise each compile the same modules again, and each pytest
+#: process rewrite the asserts of every test module, of Hypothesis and of this package again.
+PYCACHE = Path(tempfile.gettempdir()) / f"conformance-tests-pycache-{getattr(os, 'getuid', str)()}"
+if os.environ.get("PYTHONDONTWRITEBYTECODE") and not os.environ.get("PYTHONPYCACHEPREFIX"):
+    os.environ["PYTHONPYCACHEPREFIX"] = str(PYCACHE)
+    del os.environ["PYTHONDONTWRITEBYTECODE"]
+    # This process too, for the test modules it is about to import.
+    sys.pycache_prefix, sys.dont_write_bytecode = str(PYCACHE), False
+
+
 pytest_plugins = ["pytester"]
 if not entry_points(group="pytest11", name="conformance"):
     pytest_plugins.append("conformance.pytest_plugin")
@@ -42,8 +61,9 @@ if not entry_points(group="pytest11", name="conformance"):
 
 #: Test modules whose tests all run on one xdist worker, because their module-scoped setup is
 #: costly and would otherwise be paid by every worker: importing the adapters' libraries
-#: (torch among them), building the Rust example.
-ONE_WORKER = ("tests/test_adapters.py", "tests/test_examples.py")
+#: (torch among them), building the Rust example, running a badly broken normalizer over the
+#: whole corpus.
+ONE_WORKER = ("tests/test_adapters.py", "tests/test_examples.py", "tests/test_reports_triage.py")
 
 
 @pytest.hookimpl(tryfirst=True, optionalhook=True)

@@ -4,6 +4,7 @@ vcrpy (`conformance replay`). Every client here is a real HTTP client."""
 
 from __future__ import annotations
 
+import functools
 import json
 import shutil
 import socket
@@ -56,8 +57,24 @@ def adversarial() -> Iterator[ReplayServer]:
 # ------------------------------------------------------------------------ clients under test
 
 
+@functools.cache
+def http() -> httpx.Client:
+    """One client for the tests' own requests: `httpx.get` makes a client each call, and each
+    loads the system's certificates again (for plain HTTP on 127.0.0.1)."""
+    return httpx.Client()
+
+
+@pytest.fixture(scope="module", autouse=True)
+def close_http() -> Iterator[None]:
+    """Close the tests' client, and its connections, with the module."""
+    yield
+    if http.cache_info().currsize:
+        http().close()
+        http.cache_clear()
+
+
 def base_url(server: ReplayServer, case_id: str) -> str:
-    manifest = httpx.get(server.url + "/").json()
+    manifest = http().get(server.url + "/").json()
     return next(
         c["base_url"] for c in manifest["cassettes"] if any(x["id"] == case_id for x in c["cases"])
     )
@@ -66,7 +83,7 @@ def base_url(server: ReplayServer, case_id: str) -> str:
 def fetch(server: ReplayServer, case_id: str, reader) -> dict[str, str]:
     case = next(c for c in CASES if c.id == case_id)
     path = decode_cassette(case.cassette.path, case.cassette.interaction).interaction.path
-    with httpx.stream("POST", base_url(server, case_id) + path, json={}) as response:
+    with http().stream("POST", base_url(server, case_id) + path, json={}) as response:
         events = reader(response.iter_raw())
         try:
             return joined(normalize_chat(events))
@@ -75,7 +92,7 @@ def fetch(server: ReplayServer, case_id: str, reader) -> dict[str, str]:
 
 
 def verdict(server: ReplayServer, case_id: str, shown: dict[str, str]) -> str:
-    return httpx.post(f"{server.url}/_verdict/{case_id}", json=shown).json()["verdict"]
+    return http().post(f"{server.url}/_verdict/{case_id}", json=shown).json()["verdict"]
 
 
 # ------------------------------------------------------------------------ the replay server
@@ -166,14 +183,14 @@ def test_a_naive_client_is_caught_by_adversarial_splits(adversarial: ReplayServe
 
 
 def test_unknown_paths_and_bad_verdicts_are_explained(adversarial: ReplayServer):
-    answer = httpx.post(adversarial.url + "/deepseek/reasoner-stream/v1/nope")
+    answer = http().post(adversarial.url + "/deepseek/reasoner-stream/v1/nope")
     assert (
         answer.status_code == 404
         and "it recorded: POST /chat/completions" in answer.json()["error"]
     )
-    assert httpx.get(adversarial.url + "/nowhere").status_code == 404
-    assert httpx.post(adversarial.url + "/_verdict/3E2P", json={"assistant": 1}).status_code == 400
-    assert httpx.post(adversarial.url + "/_verdict/ZZZZ", json={}).status_code == 404
+    assert http().get(adversarial.url + "/nowhere").status_code == 404
+    assert http().post(adversarial.url + "/_verdict/3E2P", json={"assistant": 1}).status_code == 400
+    assert http().post(adversarial.url + "/_verdict/ZZZZ", json={}).status_code == 404
 
 
 def test_the_serve_command_and_a_client_in_another_language(tmp_path: Path):
@@ -185,7 +202,7 @@ def test_the_serve_command_and_a_client_in_another_language(tmp_path: Path):
         assert process.stdout is not None
         first = process.stdout.readline()
         url = first.split(" on ")[1].split(" ")[0]
-        manifest = httpx.get(url + "/").json()
+        manifest = http().get(url + "/").json()
         assert len(manifest["cassettes"]) >= 30 and manifest["split"] == "adversarial"
         base = url + "/deepseek/reasoner-stream"
         curl = shutil.which("curl")
@@ -202,7 +219,7 @@ def test_the_serve_command_and_a_client_in_another_language(tmp_path: Path):
                 body = response.read()
         assert body == recorded("deepseek/reasoner-stream")
         shown = joined(normalize_chat(sse_events([body])))
-        assert httpx.post(url + "/_verdict/8L8J", json=shown).json()["verdict"] == "PASS"
+        assert http().post(url + "/_verdict/8L8J", json=shown).json()["verdict"] == "PASS"
     finally:
         process.terminate()
         process.wait(timeout=10)

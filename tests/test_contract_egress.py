@@ -246,8 +246,13 @@ def test_judge_wants_exactly_one_reply():
 # ------------------------------------------------------------------ corpus and SPEC examples
 
 
+#: libyaml's loader where PyYAML has it, as the corpus loader does: each xdist worker reads
+#: the file as it collects the module.
+LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
 def corpus_cases() -> list[Any]:
-    data = yaml.safe_load(CASES.read_text("utf-8"))
+    data = yaml.load(CASES.read_text("utf-8"), LOADER)
     jsonschema.validate(data, schema(egress.SCHEMA))
     return [pytest.param(case, id=case["id"]) for case in data["cases"]]
 

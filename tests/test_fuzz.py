@@ -52,10 +52,13 @@ def test_rechunkings_keep_the_stream_and_its_channels(chunks, data):
 
 
 def test_fuzzing_the_reference_finds_nothing(tmp_path: Path):
+    # The command over every property, its report and its exit status, on a few examples
+    # each: longer searches of the reference are the slow tier's (a time budget, fuzzing
+    # through the plugin).
     result = cli(
         "fuzz",
         "--max-examples",
-        "100",
+        "25",
         "--seed",
         "1",
         "--database",
@@ -69,7 +72,7 @@ def test_fuzzing_the_reference_finds_nothing(tmp_path: Path):
     jsonschema.validate(data, schema("results.schema.json"))
     fuzz = data["implementations"][0]["fuzz"]
     assert [entry["property"] for entry in fuzz] == list(fuzz_properties())
-    assert all(entry["verdict"] == "PASS" and entry["examples"] >= 100 for entry in fuzz)
+    assert all(entry["verdict"] == "PASS" and entry["examples"] >= 25 for entry in fuzz)
     assert not (tmp_path / "found").exists()
 
 

@@ -195,7 +195,13 @@ def test_fuzzing_through_pytest(run, pytester: pytest.Pytester):
     assert reference.ret == 0
 
 
-@pytest.mark.parametrize("workers", [[], ["-n", "2"]], ids=["serial", "xdist"])
+@pytest.mark.parametrize(
+    "workers",
+    # Under xdist the controller makes the same check before starting its workers: the
+    # slow tier's, with the plugin's other runs under xdist.
+    [[], pytest.param(["-n", "2"], marks=pytest.mark.slow)],
+    ids=["serial", "xdist"],
+)
 def test_an_implementation_that_cannot_start_is_one_usage_error(run, workers):
     """A typo in the module name: one message and a non-zero exit, not a failure per test."""
     result = run("--conformance-impl", "python:no_such_normalizer_module:make", *workers)

@@ -4,10 +4,7 @@ fail."""
 
 from __future__ import annotations
 
-import os
 import re
-import subprocess
-import sys
 from dataclasses import replace
 from pathlib import Path
 
@@ -21,23 +18,18 @@ from conformance.reports import _markdown, load_results
 from conformance.reports._terminal import MAX_SIGNATURES, render_top
 from conformance.reports._triage import triage
 
-ROOT = Path(__file__).resolve().parent.parent
+from .helpers import cli
+
 GITHUB_LIMIT = 65_536
 
 
 @pytest.fixture(scope="module")
 def broken_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Run, Path]:
-    """A real run of a badly broken normalizer (a per-chunk regex) over the whole corpus."""
+    """A real run of a badly broken normalizer (a per-chunk regex) over the whole corpus,
+    made once for the module (conftest.py's ONE_WORKER keeps its tests on one worker)."""
     reports = tmp_path_factory.mktemp("reports")
     impl = "python:tests.fakes.broken_impls:PerChunkRegex"
-    done = subprocess.run(
-        [sys.executable, "-m", "conformance", "run", "--impl", impl, "--report-dir", str(reports)],
-        cwd=ROOT,
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
+    done = cli("run", "--impl", impl, "--report-dir", reports)
     assert done.returncode == 1, done.stderr[-2000:]
     # Wherever in the report directory the run command puts its reports.
     results = next(reports.rglob("results.json"))

@@ -96,8 +96,13 @@ def test_no_flush_loses_partial_delimiters_at_the_end():
     assert any("ended short" in reason for reason in reasons)
 
 
+#: The checks of a test about what a bug does to the channels: in one piece, as recorded and
+#: character by character (each split point repeats what these show, at many times the cost).
+CHANNEL_CHECKS = ("whole", "stream", "chars")
+
+
 def test_stripping_every_tag_is_over_stripping():
-    result = bug("StripsEveryTag")
+    result = bug("StripsEveryTag", checks=CHANNEL_CHECKS)
     assert failing(result)[("TEXT", "whole")] >= 15
     # Every failure is text with angle brackets that should have stayed in the answer.
     assert all("<" in r.expected["assistant"] for r in result.results if r.verdict == Verdict.FAIL)
@@ -117,14 +122,14 @@ def test_per_chunk_regex_fails_blocks_spread_over_chunks():
 
 
 def test_merging_while_declaring_native_only_duplicates_reasoning():
-    result = bug("DuplicatesNative")
+    result = bug("DuplicatesNative", checks=CHANNEL_CHECKS)
     assert failing(result)[("NATIVE", "whole")] >= 10
     native = {case.id for case in NORMALIZER_CASES if case.reasoning}
     assert {r.case for r in result.results if r.verdict == Verdict.FAIL} <= native
 
 
 def test_trimming_whitespace_is_non_strict_never_fail():
-    result = bug("TrimsWhitespace")
+    result = bug("TrimsWhitespace", checks=CHANNEL_CHECKS)
     verdicts = Counter(r.verdict for r in result.results)
     assert verdicts[Verdict.FAIL] == 0
     assert verdicts[Verdict.NON_STRICT] >= 40
@@ -132,7 +137,7 @@ def test_trimming_whitespace_is_non_strict_never_fail():
 
 
 def test_buffering_everything_is_reported_as_holdback():
-    result = bug("BuffersEverything")
+    result = bug("BuffersEverything", checks=CHANNEL_CHECKS)
     non_strict = [r for r in result.results if r.verdict == Verdict.NON_STRICT]
     assert non_strict and all(r.check != "whole" for r in non_strict)
     assert all(r.holdback and r.holdback > 0 for r in non_strict)
@@ -152,10 +157,10 @@ def test_ignoring_case_under_exact_matching_fails():
 
 
 def test_exceptions_and_malformed_deltas_are_errors_not_crashes():
-    raises = bug("Raises")
+    raises = bug("Raises", checks=("whole", "stream"))
     errors = [r for r in raises.results if r.verdict == Verdict.ERROR]
     assert errors and "raised ValueError: cannot handle <thinking>" in errors[0].reason
-    wrong = bug("WrongDeltaCount")
+    wrong = bug("WrongDeltaCount", checks=("stream",))
     errors = [r for r in wrong.results if r.verdict == Verdict.ERROR]
     assert errors and any(
         "must be an object with `assistant` and `thinking`" in r.reason for r in errors
@@ -173,7 +178,7 @@ def test_selection_narrows_and_an_empty_selection_is_an_error():
 
 
 def test_expected_failures_become_xfail_and_unexpected_passes_xpass(tmp_path: Path):
-    fails = bug("NoFlush")
+    fails = bug("NoFlush", checks=CHANNEL_CHECKS)
     failing_id = next(r.case for r in fails.results if r.verdict == Verdict.FAIL)
     passing_id = next(
         r.case
@@ -196,7 +201,9 @@ def test_expected_failures_become_xfail_and_unexpected_passes_xpass(tmp_path: Pa
 
 def bug_with(path: Path) -> ImplementationRun:
     return run(
-        "python:tests.fakes.broken_impls:NoFlush", expected_failures=load_expected_failures(path)
+        "python:tests.fakes.broken_impls:NoFlush",
+        checks=CHANNEL_CHECKS,
+        expected_failures=load_expected_failures(path),
     )
 
 
@@ -208,7 +215,8 @@ def test_a_bad_expectation_file_names_the_problem(tmp_path: Path):
 
 
 def test_conformance_run_writes_reports_and_sets_the_exit_status(tmp_path: Path):
-    good = cli("run", "--report-dir", str(tmp_path / "good"))
+    split = ("--taxonomy", "SPLIT", "--no-growth")
+    good = cli("run", "--report-dir", str(tmp_path / "good"), *split)
     assert good.returncode == 0, good.stdout + good.stderr
     assert {p.name for p in (tmp_path / "good").iterdir()} >= {
         "results.json",
@@ -224,8 +232,7 @@ def test_conformance_run_writes_reports_and_sets_the_exit_status(tmp_path: Path)
         "python:tests.fakes.broken_impls:NoCarry",
         "--report-dir",
         str(tmp_path / "bad"),
-        "--taxonomy",
-        "SPLIT",
+        *split,
     )
     assert bad.returncode == 1
     data = json.loads((tmp_path / "bad" / "results.json").read_text())

@@ -23,8 +23,11 @@ _PASS = Judgement(Verdict.PASS)
 
 
 def squeeze(text: str) -> str:
-    """The text without whitespace: equal squeezed texts differ only in whitespace."""
-    return "".join(ch for ch in text if not ch.isspace())
+    """The text without whitespace: equal squeezed texts differ only in whitespace.
+
+    `str.split()` cuts at exactly the characters `str.isspace()` names, in C: a
+    character-by-character loop took seconds on a reply of megabytes."""
+    return "".join(text.split())
 
 
 def compare(expected: Channels, actual: Mapping[str, str], level: str) -> Judgement:

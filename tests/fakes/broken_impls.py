@@ -255,9 +255,10 @@ class EgressMutatesHistory(ReferenceImplementation):
 @implementation(name="huge-reply")
 class HugeReply(Normalizer):
     """Answers the right split, then floods the assistant channel at the end of the stream
-    with HUGE_REPLY characters (20 MB): a failure whose actual text is enormous."""
+    with SIZE characters (2 MB): a failure whose actual text is enormous, twice what
+    tests/test_session_robustness.py allows all the reports of its run together."""
 
-    SIZE = 20_000_000
+    SIZE = 2_000_000
 
     def finish(self) -> dict[str, str]:  # type: ignore[override]
         out = dict(super().finish())

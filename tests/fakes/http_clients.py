@@ -16,6 +16,7 @@ tests (tests/test_cassettes_replay.py).
 from __future__ import annotations
 
 import codecs
+import functools
 import json
 import urllib.request
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -82,6 +83,13 @@ def joined(deltas: Iterable[dict[str, str]]) -> dict[str, str]:
     return {k: "".join(d[k] for d in deltas) for k in ("assistant", "thinking")}
 
 
+@functools.cache
+def _http() -> httpx.Client:
+    """The clients' one httpx client, made on first use and kept, as an application keeps
+    one (each new client loads the system's certificates again)."""
+    return httpx.Client()
+
+
 @implementation(name="chat-client", version="1.0", capabilities=["http"])
 def chat_client(call: HttpCall) -> list[dict[str, str]]:
     """An httpx client for Chat Completions, with its own SSE parsing."""
@@ -91,7 +99,7 @@ def chat_client(call: HttpCall) -> list[dict[str, str]]:
 def _chat(call: HttpCall, options: Mapping[str, Any] | None) -> list[dict[str, str]]:
     if call.family != "openai-chat":
         raise NotImplementedError(f"speaks openai-chat, not {call.family}")
-    with httpx.Client() as client, client.stream("POST", call.url, content=call.body) as response:
+    with _http().stream("POST", call.url, content=call.body) as response:
         if call.stream:
             return normalize_chat(sse_events(response.iter_bytes()), options)
         message = json.loads(response.read())["choices"][0]["message"]
@@ -147,7 +155,7 @@ def doubling_client(call: HttpCall) -> dict[str, str]:
 
 @implementation(name="wrong-path", capabilities=["http"])
 def wrong_path_client(call: HttpCall) -> dict[str, str]:
-    httpx.post(call.base_url + "/v1/elsewhere", content=call.body)
+    _http().post(call.base_url + "/v1/elsewhere", content=call.body)
     return {"assistant": "", "thinking": ""}
 
 
