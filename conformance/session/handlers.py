@@ -63,6 +63,7 @@ class TerminalSummary(Handler):
 class ProgressDisplay(Handler):
     """Progress on standard error: a line redrawn in place on a terminal; elsewhere (CI
     logs) a plain line now and then: every `interval` seconds, or each 10% after `minimum`.
+    Both say about how long the session has left, at the pace of its checks so far.
 
     Whatever happens, a stalled run says so: when no result has come for `heartbeat`
     seconds (an implementation that hangs, a slow start), a thread writes a line saying
@@ -84,7 +85,7 @@ class ProgressDisplay(Handler):
         self.minimum = minimum
         self.heartbeat = heartbeat
         self.clock = clock
-        self._last = clock()
+        self._last = self._began = clock()
         self._tenth = 0
         self._drawn = False
         #: The last progress, as text, and when it came.
@@ -96,7 +97,7 @@ class ProgressDisplay(Handler):
 
     def started(self, event: Started) -> None:
         self._latest = f"0/{event.total} checks"
-        self._moved = self.clock()
+        self._moved = self._began = self.clock()
         threading.Thread(target=self._beat, name="conformance-progress", daemon=True).start()
 
     def implementation_started(self, event: ImplementationStarted) -> None:
@@ -111,14 +112,26 @@ class ProgressDisplay(Handler):
             self._moved = now = self.clock()
             if self.terminal:
                 if event.done % 50 == 0 or event.done == event.total:
-                    self._redraw(text)
+                    self._redraw(text + self._left(event, now))
                 return
             tenth = event.session_done * 10 // max(event.session_total, 1)
             waited = now - self._last
             if waited >= self.interval or (tenth > self._tenth and waited >= self.minimum):
                 percent = 100 * event.session_done // max(event.session_total, 1)
-                self._line(f"progress: {text} ({percent}% of the session)")
+                left = self._left(event, now)
+                self._line(f"progress: {text} ({percent}% of the session{left})")
                 self._tenth = tenth
+
+    def _left(self, event: Progress, now: float) -> str:
+        """About how long the session has left, at its pace so far: said once a few
+        seconds have passed, as a pace measured on less means little."""
+        spent = now - self._began
+        remaining = event.session_total - event.session_done
+        if spent < self.minimum or event.session_done <= 0 or remaining <= 0:
+            return ""
+        seconds = spent * remaining / event.session_done
+        said = f"{seconds:.0f} s" if seconds < 90 else f"{seconds / 60:.0f} min"
+        return f", about {said} left"
 
     def _beat(self) -> None:
         while not self._ended.wait(self.heartbeat / 5):
