@@ -138,6 +138,7 @@ def pytest_configure(config: pytest.Config) -> None:
         return
     # An xdist worker's failures are told apart on the controller, which sees them all.
     _worker[:] = [hasattr(config, "workerinput")]
+    config.pluginmanager.register(_OneLineInShortSummary(), "conformance-short-summary")
     from conformance.contracts import all_checks
     from conformance.corpus.cases import bundled_cases_dir, load_corpus
     from conformance.errors import ConformanceError
@@ -292,6 +293,19 @@ def _repeats() -> Any:
 
         _shown.append(Repeats())
     return _shown[0]
+
+
+class _OneLineInShortSummary:
+    """Between pytest's failures and its short summary (its hook runs inside pytest's own
+    summary): a conformance failure is listed there by its first line. On CI (`CI` set) and
+    under -vv pytest lists the whole text of a failure there, which would print every
+    failure shown twice."""
+
+    @staticmethod
+    def pytest_terminal_summary(terminalreporter: Any) -> None:
+        for report in terminalreporter.stats.get("failed", ()):
+            if report.nodeid.startswith("conformance[") and isinstance(report.longrepr, str):
+                report.longrepr = report.longrepr.split("\n", 1)[0]
 
 
 @pytest.hookimpl(wrapper=True, tryfirst=True)
