@@ -114,3 +114,18 @@ def write_results(run: Run, directory: Path) -> Path:
     """Write the run's reports into `directory`; the path of its results.json."""
     write_reports(run, directory)
     return directory / "results.json"
+
+
+#: What the pytest plugin gathers over a session in its module (the results, the failures
+#: shown, the summary), as a process holds one session.
+PLUGIN_SESSION_STATE = ("_collected", "_problems", "_summary", "_shown", "_worker")
+
+
+def plugin_session(pytester: Any, monkeypatch: Any, *args: str) -> Any:
+    """A pytest session of the plugin in this process (pytester's in-process run, its output
+    apart from this session's), starting without what an earlier session gathered."""
+    import conformance.pytest_plugin as plugin
+
+    for name in PLUGIN_SESSION_STATE:
+        monkeypatch.setattr(plugin, name, type(getattr(plugin, name))())
+    return pytester.runpytest_inprocess("-p", "no:cacheprovider", *args)

@@ -1,11 +1,11 @@
 """The pytest plugin, run in pytest sessions of its own the way a normalizer's repository would.
 
-Most tests run the session in this process (pytester's in-process run: a fresh config, so a
-fresh plugin with its state in that config's stash); starting an interpreter, pytest and
-Hypothesis for each run cost more than the run itself. What is about processes runs in a fresh
-pytest process (`run`): xdist, whose workers and controller are processes of their own, and
-Hypothesis' settings profile, which a conftest.py loads for the whole process and which must
-not leak into this test session."""
+Most tests run the session in this process (pytester's in-process run: a fresh config, and
+`plugin_session` empties what the plugin's module gathers over its one session per process):
+starting an interpreter, pytest and Hypothesis for each run cost more than the run itself.
+What is about processes runs in a fresh pytest process (`run`): xdist, whose workers and
+controller are processes of their own, and Hypothesis' settings profile, which a conftest.py
+loads for the whole process and which must not leak into this test session."""
 
 from __future__ import annotations
 
@@ -16,9 +16,10 @@ from pathlib import Path
 import pytest
 
 import conformance.corpus.expectations as expectations_module
-import conformance.pytest_plugin
 from conformance.contracts import fuzz_properties
 from conformance.corpus.expectations import ExpectedFailures
+
+from .helpers import plugin_session
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -33,21 +34,13 @@ def run(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch):
     return go
 
 
-#: What the plugin gathers over a session in its module (the results, the failures shown, the
-#: summary), as a process holds one session: each session in this process starts without them.
-PLUGIN_SESSION_STATE = ("_collected", "_problems", "_summary", "_shown", "_worker")
-
-
 @pytest.fixture
 def run_here(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch):
-    """A pytest session of the plugin in this process; its output apart from this session's."""
+    """A pytest session of the plugin in this process."""
 
     def go(*args: str) -> pytest.RunResult:
-        for name in PLUGIN_SESSION_STATE:
-            monkeypatch.setattr(conformance.pytest_plugin, name, type(getattr(plugin, name))())
-        return pytester.runpytest_inprocess("-p", "no:cacheprovider", *args)
+        return plugin_session(pytester, monkeypatch, *args)
 
-    plugin = conformance.pytest_plugin
     return go
 
 
