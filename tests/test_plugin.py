@@ -19,7 +19,7 @@ import conformance.corpus.expectations as expectations_module
 from conformance.contracts import fuzz_properties
 from conformance.corpus.expectations import ExpectedFailures
 
-from .helpers import plugin_session
+from .helpers import plugin_session, share_the_corpus_cache
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -27,6 +27,7 @@ ROOT = Path(__file__).resolve().parent.parent
 @pytest.fixture
 def run(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch):
     monkeypatch.setenv("PYTHONPATH", str(ROOT))
+    share_the_corpus_cache(monkeypatch)
 
     def go(*args: str) -> pytest.RunResult:
         return pytester.runpytest_subprocess("-p", "no:cacheprovider", *args)
