@@ -78,8 +78,9 @@ WITH_THE_ADAPTERS = (
 @pytest.hookimpl(tryfirst=True, optionalhook=True)
 def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
     """`--dist load` (xdist's default), except that each module of ONE_WORKER is one unit of
-    work (with the tests WITH_THE_ADAPTERS in that of tests/test_adapters.py). `--dist loadgroup` with `xdist_group` marks would say the same, but it groups by a
-    suffix xdist adds to node IDs, which pytest 9.2 no longer takes (pytest-xdist#1386)."""
+    work (with the tests WITH_THE_ADAPTERS in that of tests/test_adapters.py). `--dist
+    loadgroup` with `xdist_group` marks would say the same, but it groups by a suffix xdist
+    adds to node IDs, which pytest 9.2 no longer takes (pytest-xdist#1386)."""
     if config.getvalue("dist") != "load":
         return None
     from xdist.scheduler import LoadScopeScheduling
