@@ -4,7 +4,8 @@
   (pyproject.toml, README "Tests").
 - Hypothesis profiles: `ci` (deterministic, bounded: what `.ci/run` uses), `dev` (the default
   here), `nightly` (long); choose with HYPOTHESIS_PROFILE.
-- Under `-n`, the tests of a module whose setup is costly share one worker (ONE_WORKER).
+- Under `-n`, the tests of a module whose setup is costly share one worker (ONE_WORKER), and
+  the tests of other modules that import the adapters run on the adapters' (WITH_THE_ADAPTERS).
 - Where PYTHONDONTWRITEBYTECODE is set, the processes the suite starts share a bytecode cache
   outside the checkout (PYCACHE) rather than each compiling the package again.
 - The conformance plugin is active when the suite runs from a checkout, installed or not.
@@ -65,18 +66,29 @@ if not entry_points(group="pytest11", name="conformance"):
 #: whole corpus.
 ONE_WORKER = ("tests/test_adapters.py", "tests/test_examples.py", "tests/test_reports_triage.py")
 
+#: Tests of other modules that import the adapters' modules, and so their libraries (vLLM
+#: alone takes seconds): they run on the worker of tests/test_adapters.py, which has imported
+#: them already, rather than importing them a second time on the other worker.
+WITH_THE_ADAPTERS = (
+    "tests/test_errors.py::test_every_exception_class_is_an_error_of_the_tree[conformance.adapters",
+    "tests/test_errors.py::test_the_documentation_lists_the_tree_as_the_code_has_it",
+)
+
 
 @pytest.hookimpl(tryfirst=True, optionalhook=True)
 def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
     """`--dist load` (xdist's default), except that each module of ONE_WORKER is one unit of
-    work. `--dist loadgroup` with `xdist_group` marks would say the same, but it groups by a
-    suffix xdist adds to node IDs, which pytest 9.2 no longer takes (pytest-xdist#1386)."""
+    work (with the tests WITH_THE_ADAPTERS in that of tests/test_adapters.py). `--dist
+    loadgroup` with `xdist_group` marks would say the same, but it groups by a suffix xdist
+    adds to node IDs, which pytest 9.2 no longer takes (pytest-xdist#1386)."""
     if config.getvalue("dist") != "load":
         return None
     from xdist.scheduler import LoadScopeScheduling
 
     class OneWorkerPerCostlyModule(LoadScopeScheduling):
         def _split_scope(self, nodeid: str) -> str:
+            if nodeid.startswith(WITH_THE_ADAPTERS):
+                return "tests/test_adapters.py"
             module = nodeid.split("::", 1)[0]
             return module if module in ONE_WORKER else nodeid
 

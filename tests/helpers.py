@@ -24,6 +24,7 @@ from click.testing import CliRunner
 
 from conformance.cli.main import main
 from conformance.corpus.cases import bundled_cases_dir, load_corpus
+from conformance.corpus.validation import cache_dir
 from conformance.model.cases import Corpus
 from conformance.model.results import Run
 from conformance.reports import write_reports
@@ -114,3 +115,30 @@ def write_results(run: Run, directory: Path) -> Path:
     """Write the run's reports into `directory`; the path of its results.json."""
     write_reports(run, directory)
     return directory / "results.json"
+
+
+#: What the pytest plugin gathers over a session in its module (the results, the failures
+#: shown, the summary), as a process holds one session.
+PLUGIN_SESSION_STATE = ("_collected", "_problems", "_summary", "_shown", "_worker")
+
+
+#: The cache of loaded case files (conformance/corpus/filecache.py) as this test process finds
+#: it, before pytester moves HOME, where the cache is by default, to a fresh directory per
+#: session: each pytest session of the plugin would parse and validate the corpus anew.
+CORPUS_CACHE = cache_dir()
+
+
+def share_the_corpus_cache(monkeypatch: Any) -> None:
+    """A pytester session, in this process or another, uses this process's case file cache."""
+    monkeypatch.setenv("CONFORMANCE_CACHE_DIR", str(CORPUS_CACHE) if CORPUS_CACHE else "off")
+
+
+def plugin_session(pytester: Any, monkeypatch: Any, *args: str) -> Any:
+    """A pytest session of the plugin in this process (pytester's in-process run, its output
+    apart from this session's), starting without what an earlier session gathered."""
+    import conformance.pytest_plugin as plugin
+
+    share_the_corpus_cache(monkeypatch)
+    for name in PLUGIN_SESSION_STATE:
+        monkeypatch.setattr(plugin, name, type(getattr(plugin, name))())
+    return pytester.runpytest_inprocess("-p", "no:cacheprovider", *args)

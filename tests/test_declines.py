@@ -17,7 +17,7 @@ from conformance.model.requests import Error, Ok, Unsupported
 from conformance.model.results import ImplementationInfo, ImplementationRun, Run
 from conformance.reports import _junit
 
-from .helpers import cli
+from .helpers import cli, plugin_session
 
 ROOT = Path(__file__).resolve().parent.parent
 DECLINERS = ROOT / "tests" / "fakes" / "decliners.py"
@@ -243,11 +243,10 @@ def test_replay_a_client_declining_after_answering_fails(tmp_path: Path) -> None
 
 @pytest.fixture
 def plugin(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch):
-    """The plugin in a fresh pytest process, as in test_plugin.py."""
-    monkeypatch.setenv("PYTHONPATH", str(ROOT))
+    """The plugin in a pytest session of its own in this process, as in test_plugin.py."""
 
     def go(*args: str) -> pytest.RunResult:
-        return pytester.runpytest_subprocess("-p", "no:cacheprovider", *args)
+        return plugin_session(pytester, monkeypatch, *args)
 
     return go
 

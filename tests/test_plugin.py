@@ -1,8 +1,11 @@
-"""The pytest plugin, run in a fresh pytest process the way a normalizer's repository would.
+"""The pytest plugin, run in pytest sessions of its own the way a normalizer's repository would.
 
-A fresh process each time, not pytester's in-process run: the plugin, Hypothesis' settings
-profile and the results gathered for the reports live in the process, and must not leak into
-this test session or between runs."""
+Most tests run the session in this process (pytester's in-process run: a fresh config, and
+`plugin_session` empties what the plugin's module gathers over its one session per process):
+starting an interpreter, pytest and Hypothesis for each run cost more than the run itself.
+What is about processes runs in a fresh pytest process (`run`): xdist, whose workers and
+controller are processes of their own, and Hypothesis' settings profile, which a conftest.py
+loads for the whole process and which must not leak into this test session."""
 
 from __future__ import annotations
 
@@ -12,7 +15,11 @@ from pathlib import Path
 
 import pytest
 
+import conformance.corpus.expectations as expectations_module
 from conformance.contracts import fuzz_properties
+from conformance.corpus.expectations import ExpectedFailures
+
+from .helpers import plugin_session, share_the_corpus_cache
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -20,9 +27,20 @@ ROOT = Path(__file__).resolve().parent.parent
 @pytest.fixture
 def run(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch):
     monkeypatch.setenv("PYTHONPATH", str(ROOT))
+    share_the_corpus_cache(monkeypatch)
 
     def go(*args: str) -> pytest.RunResult:
         return pytester.runpytest_subprocess("-p", "no:cacheprovider", *args)
+
+    return go
+
+
+@pytest.fixture
+def run_here(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch):
+    """A pytest session of the plugin in this process."""
+
+    def go(*args: str) -> pytest.RunResult:
+        return plugin_session(pytester, monkeypatch, *args)
 
     return go
 
@@ -36,8 +54,8 @@ def test_the_reference_passes_as_parametrized_tests(run):
     assert "failed" not in outcomes
 
 
-def test_a_broken_implementation_fails_with_a_readable_diff(run):
-    result = run(
+def test_a_broken_implementation_fails_with_a_readable_diff(run_here):
+    result = run_here(
         "--conformance-impl",
         "python:tests.fakes.broken_impls:NoFlush",
         "-k",
@@ -63,13 +81,23 @@ def test_a_broken_implementation_fails_with_a_readable_diff(run):
     assert '{"content"' not in result.stdout.str()
 
 
-def test_a_broken_normalizer_gets_a_grouped_summary_not_a_page_per_failure(run, monkeypatch):
+@pytest.mark.parametrize(
+    "workers",
+    # Under xdist the failures come to the controller from the workers: the slow tier's, with
+    # the plugin's other runs under xdist.
+    [[], pytest.param(["-n", "2"], marks=pytest.mark.slow)],
+    ids=["serial", "xdist"],
+)
+def test_a_broken_normalizer_gets_a_grouped_summary_not_a_page_per_failure(
+    run, run_here, workers, monkeypatch
+):
     """Issue 22: 8,880 lines for one buggy normalizer, no grouping, chunks as raw JSON. The
     first failing test of each bug signature is a few lines, the later ones are counted, and
     the session ends with the failures grouped by bug signature. On CI (`CI` set, where
     pytest's short summary would hold each failure's whole text) as anywhere else."""
     monkeypatch.setenv("CI", "true")
-    result = run("--conformance-impl", "python:tests.fakes.four_bugs:FourBugs", "-q", "-n", "2")
+    impl = ("--conformance-impl", "python:tests.fakes.four_bugs:FourBugs", "-q")
+    result = run(*impl, *workers) if workers else run_here(*impl)
     assert result.ret == 1
     failed = result.parseoutcomes()["failed"]
     assert failed > 500
@@ -124,12 +152,12 @@ def test_test_ids_markers_and_junit(run, pytester: pytest.Pytester):
     assert len(list(cases)) == len(lines)
 
 
-def test_expected_failures_and_reports(run, pytester: pytest.Pytester):
+def test_expected_failures_and_reports(run_here, pytester: pytest.Pytester):
     expectations = pytester.path / "expectations"
     expectations.mkdir()
     (expectations / "bug.yaml").write_text("CHSZ: {reason: never flushes}\n")
     reports = pytester.path / "reports"
-    result = run(
+    result = run_here(
         "--conformance-impl",
         "bug=python:tests.fakes.broken_impls:NoFlush",
         "-k",
@@ -154,8 +182,8 @@ def test_works_under_xdist(run):
     assert result.parseoutcomes()["passed"] >= 50
 
 
-def test_usage_errors_are_reported(run):
-    result = run("--conformance-impl", "reference", "--conformance-options", '{"matching": 1}')
+def test_usage_errors_are_reported(run_here):
+    result = run_here("--conformance-impl", "reference", "--conformance-options", '{"matching": 1}')
     assert result.ret != 0
     result.stderr.fnmatch_lines(["*cannot be 1*"])
 
@@ -206,9 +234,10 @@ def test_fuzzing_through_pytest(run, pytester: pytest.Pytester):
     [[], pytest.param(["-n", "2"], marks=pytest.mark.slow)],
     ids=["serial", "xdist"],
 )
-def test_an_implementation_that_cannot_start_is_one_usage_error(run, workers):
+def test_an_implementation_that_cannot_start_is_one_usage_error(run, run_here, workers):
     """A typo in the module name: one message and a non-zero exit, not a failure per test."""
-    result = run("--conformance-impl", "python:no_such_normalizer_module:make", *workers)
+    impl = ("--conformance-impl", "python:no_such_normalizer_module:make")
+    result = run(*impl, *workers) if workers else run_here(*impl)
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     output = result.stdout.lines + result.stderr.lines
     assert len(output) <= 30, "\n".join(output)
@@ -216,8 +245,8 @@ def test_an_implementation_that_cannot_start_is_one_usage_error(run, workers):
     assert "passed" not in result.stdout.str() and "failed" not in result.stdout.str()
 
 
-def test_counters_and_collect_only_agree(run):
-    selected = run("--conformance-impl", "reference", "-m", "conformance_orphan_close")
+def test_counters_and_collect_only_agree(run_here):
+    selected = run_here("--conformance-impl", "reference", "-m", "conformance_orphan_close")
     assert selected.ret == 0
     line = next(line for line in selected.stdout.lines if line.startswith("collected "))
     numbers = [int(word) for word in line.replace("/", " ").split() if word.isdigit()]
@@ -226,7 +255,7 @@ def test_counters_and_collect_only_agree(run):
     assert selected.parseoutcomes()["passed"] + selected.parseoutcomes().get("skipped", 0) == (
         chosen
     )
-    listed = run(
+    listed = run_here(
         "--conformance-impl", "reference", "-m", "conformance_orphan_close", "--collect-only", "-q"
     )
     assert listed.ret == 0
@@ -235,30 +264,30 @@ def test_counters_and_collect_only_agree(run):
     listed.stdout.fnmatch_lines([f"{chosen}/{total} tests collected ({deselected} deselected)*"])
 
 
-def test_category_markers_are_registered_without_an_implementation(run):
-    result = run("--markers")
+def test_category_markers_are_registered_without_an_implementation(run_here):
+    result = run_here("--markers")
     assert result.ret == 0
     result.stdout.fnmatch_lines(["@pytest.mark.conformance_split_delimiters: *"])
-    strict = run("--strict-markers", "-m", "conformance_orphan_close", "--collect-only", "-q")
+    strict = run_here("--strict-markers", "-m", "conformance_orphan_close", "--collect-only", "-q")
     assert strict.ret == pytest.ExitCode.NO_TESTS_COLLECTED
 
 
-def test_an_expectation_file_is_read_once_per_session(run, pytester: pytest.Pytester):
+def test_an_expectation_file_is_read_once_per_session(
+    run_here, pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+):
     expectations = pytester.path / "expectations"
     expectations.mkdir()
     (expectations / "bug.yaml").write_text("CHSZ: {reason: never flushes}\n")
-    counter = pytester.path / "loads.txt"
-    # Count the loads where they happen, without changing what they return.
-    pytester.makeconftest(
-        "import conformance.corpus.expectations as e\n"
-        "real = e.load_expected_failures\n"
-        "def counting(path):\n"
-        f"    with open({str(counter)!r}, 'a') as out:\n"
-        "        out.write('x')\n"
-        "    return real(path)\n"
-        "e.load_expected_failures = counting\n"
-    )
-    result = run(
+    loads: list[Path] = []
+    real = expectations_module.load_expected_failures
+
+    def counting(path: Path) -> ExpectedFailures:
+        """Counts the loads where they happen, without changing what they return."""
+        loads.append(path)
+        return real(path)
+
+    monkeypatch.setattr(expectations_module, "load_expected_failures", counting)
+    result = run_here(
         "--conformance-impl",
         "bug=python:tests.fakes.broken_impls:NoFlush",
         "-k",
@@ -267,4 +296,4 @@ def test_an_expectation_file_is_read_once_per_session(run, pytester: pytest.Pyte
     )
     outcomes = result.parseoutcomes()
     assert outcomes["xfailed"] >= 1 and outcomes["xfailed"] + outcomes.get("failed", 0) > 2
-    assert counter.read_text() == "x"
+    assert loads == [expectations / "bug.yaml"]

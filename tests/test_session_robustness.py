@@ -606,7 +606,7 @@ def test_a_300_character_label_in_fuzz_gives_a_short_file_name(tmp_path: Path) -
         "--property",
         "differential",
         "--max-examples",
-        "30",
+        "10",
         "--database",
         "none",
         "--seed",
