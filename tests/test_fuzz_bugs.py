@@ -219,7 +219,9 @@ def test_streams_shrink_to_short_neutral_text() -> None:
     )
     assert neutral(before), before
     ending = find(cs.streams(), lambda c: text(c).endswith("<t"), settings=quick)
-    assert text(ending) == "<t"
+    # Shrinking is a search, not a proof: `<t` alone most often, a block and a letter before
+    # it at times, never words.
+    assert text(ending).endswith("<t") and neutral([{"content": text(ending)[:-2]}]), ending
 
 
 TRAILING_SEEN: list[bool] = []
