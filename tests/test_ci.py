@@ -505,7 +505,7 @@ def test_the_github_action_summarises_annotates_and_fails(
     assert run.returncode == 0, run.stderr[-3000:]
     assert ran.outputs["run"]["exit-code"] == "1"
     # The run's log leads with what to fix, then the summary gets report.md.
-    assert "naive: " in run.stdout and "smallest: " in run.stdout
+    assert "naive: " in run.stdout and "; smallest " in run.stdout and "rerun " in run.stdout
     text = ran.summary.read_text("utf-8")
     assert text.startswith("# Conformance report") and "## What to fix in `naive`" in text
     assert len(text) < 65_536

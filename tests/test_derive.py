@@ -161,7 +161,9 @@ def test_the_wrong_on_purpose_profiles_fail_run_and_fuzz(tmp_path, fake, family)
     assert any(r.get("derived") and f"~{family}" in r["case"] for r in failed)
     # The replay of one failing derived check reproduces it.
     first = next(r for r in failed if r.get("derived"))
-    again = cli("run", "--impl", impl, "--id", first["case"], "--check", first["check"])
+    # Each run its own report directory: runs in parallel may not share one.
+    elsewhere = ("--report-dir", str(tmp_path / "again"))
+    again = cli("run", "--impl", impl, "--id", first["case"], "--check", first["check"], *elsewhere)
     assert again.returncode == 1, again.stdout + again.stderr
     fuzzed = cli(
         "fuzz",
@@ -169,16 +171,21 @@ def test_the_wrong_on_purpose_profiles_fail_run_and_fuzz(tmp_path, fake, family)
         *("--seed", "1", "--database", "none", "--report-dir", str(tmp_path / "fuzz")),
     )
     assert fuzzed.returncode == 1, fuzzed.stderr
-    (found,) = (tmp_path / "fuzz" / "found").glob("*.yaml")
-    checked = cli("check", "--cases", str(found))
-    assert checked.returncode == 0, checked.stdout + checked.stderr
-    # Its expectation holds for the reference under the profile the fake declares, and
-    # the fake fails it.
-    declared = yaml.safe_load(found.read_text())["cases"][0]
-    profile = json.dumps(declared["variants"][-1]["when"])
-    reference = cli("run", "--impl", "reference", "--options", profile, "--cases", str(found))
-    assert reference.returncode == 0, reference.stdout
-    assert cli("run", "--impl", impl, "--cases", str(found)).returncode == 1
+    # A case file per distinct bug found: each one checks, its expectation holds for the
+    # reference under the profile the fake declares, and the fake fails it.
+    found = sorted((tmp_path / "fuzz" / "found").glob("*.yaml"))
+    assert found
+    for path in found:
+        checked = cli("check", "--cases", str(path))
+        assert checked.returncode == 0, checked.stdout + checked.stderr
+        declared = yaml.safe_load(path.read_text())["cases"][0]
+        profile = json.dumps(declared["variants"][-1]["when"])
+        reference = cli(
+            "run", "--impl", "reference", "--options", profile, "--cases", str(path), *elsewhere
+        )
+        assert reference.returncode == 0, reference.stdout + reference.stderr
+        fails = cli("run", "--impl", impl, "--cases", str(path), *elsewhere)
+        assert fails.returncode == 1, fails.stdout + fails.stderr
 
 
 def test_found_case_variants_outrank_the_one_they_correct():

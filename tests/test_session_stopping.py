@@ -252,10 +252,61 @@ def test_an_interrupted_fuzz_with_workers_keeps_what_the_workers_finished(
         process.kill()
     assert process.returncode == 143
     results = load_results(tmp_path / "results.json").implementations[0].fuzz
-    assert [r.property for r in results] == ["differential"]
-    assert results[0].verdict == Verdict.FAIL and results[0].case_file
-    assert Path(results[0].case_file).exists()
+    # The finished property, with each bug it found; the other was still running.
+    assert {r.property for r in results} == {"differential"}
+    assert all(r.verdict == Verdict.FAIL for r in results)
+    written = [Path(r.case_file) for r in results if r.case_file]
+    assert written and all(path.exists() for path in written)
     assert json.loads((tmp_path / "results.json").read_text())["stopped"]
+
+
+def _pool_worker(pid: str) -> bool:
+    """Whether `pid` is a worker of a spawned multiprocessing pool (not its resource tracker)."""
+    try:
+        return b"spawn_main" in Path(f"/proc/{pid}/cmdline").read_bytes()
+    except FileNotFoundError:
+        return False
+
+
+def _alive(pid: int) -> bool:
+    """Whether `pid` runs (a zombie waiting for its reaper does not)."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (FileNotFoundError, IndexError):
+        return False
+    return state != "Z"
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not Path("/proc/self/task").exists(), reason="reads /proc (Linux)")
+def test_fuzz_workers_end_when_the_run_is_killed_outright(tmp_path: Path) -> None:
+    """Was: `fuzz --workers 2` killed with SIGKILL (no signal to pass on) left its two
+    worker processes fuzzing at full speed for nobody, for minutes."""
+    process = conformance_popen(
+        "fuzz", "--impl", "python:tests.fakes.broken_impls:NoCarry",
+        "--property", "differential", "--property", "idempotence", "--workers", "2",
+        "--max-examples", "1000000", "--seed", "7", "--database", "none",
+        "--report-dir", tmp_path, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+    )  # fmt: skip
+    children = Path(f"/proc/{process.pid}/task/{process.pid}/children")
+    try:
+        deadline = time.monotonic() + 60
+        workers: list[int] = []
+        while len(workers) < 2 and time.monotonic() < deadline:
+            time.sleep(0.2)
+            workers = [int(pid) for pid in children.read_text().split() if _pool_worker(pid)]
+        assert len(workers) == 2, "the pool's workers did not start"
+    finally:
+        process.kill()
+    # Not before they are gone: the workers hold the pipes of the killed process open.
+    deadline = time.monotonic() + 10
+    while any(_alive(pid) for pid in workers) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    left = [pid for pid in workers if _alive(pid)]
+    for pid in left:
+        os.kill(pid, signal.SIGKILL)
+    process.communicate(timeout=30)
+    assert not left, f"workers outlived the run: {left}"
 
 
 # --- nothing outlives the run --------------------------------------------------------------
@@ -281,6 +332,14 @@ def test_a_daemon_the_implementation_started_is_ended_with_it(tmp_path: Path, by
     else:
         os.kill(daemon, signal.SIGKILL)
         pytest.fail(f"the daemon (pid {daemon}) outlived its implementation")
+
+
+def _pool_worker(pid: str) -> bool:
+    """Whether `pid` is a worker of a spawned multiprocessing pool (not its resource tracker)."""
+    try:
+        return b"spawn_main" in Path(f"/proc/{pid}/cmdline").read_bytes()
+    except FileNotFoundError:
+        return False
 
 
 def _alive(pid: int) -> bool:

@@ -11,6 +11,7 @@ import functools
 import json
 import os
 import signal
+import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -104,7 +105,7 @@ def _run_job(job: FuzzJob) -> tuple[FuzzJob, list[FuzzResult]]:
     return job, results
 
 
-def _exit_on_signal() -> None:
+def _exit_on_signal(parent: int) -> None:
     """In a worker: SIGTERM (the parent ending the pool) and SIGINT (Ctrl-C reaches the
     whole process group) close the job's connection, so no implementation process outlives
     the worker, and exit at once. Not by an exception: Hypothesis, in the middle of a
@@ -117,6 +118,16 @@ def _exit_on_signal() -> None:
 
     signal.signal(signal.SIGTERM, leave)
     signal.signal(signal.SIGINT, leave)
+    # A parent killed outright (SIGKILL) sends no signal: a worker that finds itself
+    # orphaned leaves too, rather than fuzzing on at full speed for nobody. (The parent's
+    # PID comes from the parent: it may have died while this worker was starting.)
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(1.0)
+        leave(signal.SIGTERM, None)
+
+    threading.Thread(target=watch, name="conformance-orphan-watch", daemon=True).start()
 
 
 def run_jobs(jobs: list[FuzzJob], workers: int) -> Iterator[tuple[FuzzJob, list[FuzzResult]]]:
@@ -124,7 +135,7 @@ def run_jobs(jobs: list[FuzzJob], workers: int) -> Iterator[tuple[FuzzJob, list[
     finished is kept when the caller stops early (an interrupt, the budget): the workers
     are then ended. Processes are spawned, not forked: a fork would copy the parent's pipes
     to its implementations."""
-    pool = get_context("spawn").Pool(workers, initializer=_exit_on_signal)
+    pool = get_context("spawn").Pool(workers, initializer=_exit_on_signal, initargs=(os.getpid(),))
     try:
         yield from pool.imap_unordered(_run_job, jobs)
     except BaseException:

@@ -26,7 +26,8 @@ from conformance.fuzz.signatures import distinct, signature, size
 from conformance.fuzz.target import Target
 from conformance.model.results import FuzzResult, Verdict
 
-#: Examples per Hypothesis run; a time budget runs slices of this size until time is up.
+#: Examples per Hypothesis run under a time budget (slices until time is up), and per run
+#: looking for further bugs after the first were found.
 SLICE = 250
 
 
@@ -135,7 +136,15 @@ def fuzz_property(
     slice_seed = seed
     left = max_examples
     while True:
-        budget = left if deadline is None else SLICE
+        if deadline is not None:
+            budget = SLICE
+        elif known:
+            # Looking again for bugs besides those found: a slice at a time, on while each
+            # slice finds another, so that a large budget does not keep a property that has
+            # found its bugs searching for all of it.
+            budget = min(left, SLICE)
+        else:
+            budget = left
         before = target.examples
         first_seen.clear()
         runner = settings(
