@@ -260,23 +260,6 @@ def test_an_interrupted_fuzz_with_workers_keeps_what_the_workers_finished(
     assert json.loads((tmp_path / "results.json").read_text())["stopped"]
 
 
-def _pool_worker(pid: str) -> bool:
-    """Whether `pid` is a worker of a spawned multiprocessing pool (not its resource tracker)."""
-    try:
-        return b"spawn_main" in Path(f"/proc/{pid}/cmdline").read_bytes()
-    except FileNotFoundError:
-        return False
-
-
-def _alive(pid: int) -> bool:
-    """Whether `pid` runs (a zombie waiting for its reaper does not)."""
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except (FileNotFoundError, IndexError):
-        return False
-    return state != "Z"
-
-
 @pytest.mark.slow
 @pytest.mark.skipif(not Path("/proc/self/task").exists(), reason="reads /proc (Linux)")
 def test_fuzz_workers_end_when_the_run_is_killed_outright(tmp_path: Path) -> None:
