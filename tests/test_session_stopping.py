@@ -226,17 +226,23 @@ def test_an_implementation_hanging_on_every_think_ends_with_most_judged(tmp_path
     assert any("containing '<think>'" in r.reason for r in results)
 
 
+def fuzz_on_two_workers(report_dir: Path) -> subprocess.Popen[str]:
+    """`fuzz --workers 2` of a broken normalizer, one property a worker, with a budget no
+    run gets to the end of: the other property is still running when the first is done."""
+    return conformance_popen(
+        "fuzz", "--impl", "python:tests.fakes.broken_impls:NoCarry",
+        "--property", "differential", "--property", "idempotence", "--workers", "2",
+        "--max-examples", "1000000", "--seed", "7", "--database", "none",
+        "--report-dir", report_dir, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+    )  # fmt: skip
+
+
 @pytest.mark.slow
 def test_an_interrupted_fuzz_with_workers_keeps_what_the_workers_finished(
     tmp_path: Path,
 ) -> None:
     """Was: `fuzz --workers 2` interrupted lost every result and found case."""
-    process = conformance_popen(
-        "fuzz", "--impl", "python:tests.fakes.broken_impls:NoCarry",
-        "--property", "differential", "--property", "idempotence", "--workers", "2",
-        "--max-examples", "1000000", "--seed", "7", "--database", "none",
-        "--report-dir", tmp_path, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-    )  # fmt: skip
+    process = fuzz_on_two_workers(tmp_path)
     assert process.stdout is not None
     # Reading blocks while no line comes: the guard ends a run that never writes one.
     guard = threading.Timer(90, process.kill)
@@ -265,12 +271,7 @@ def test_an_interrupted_fuzz_with_workers_keeps_what_the_workers_finished(
 def test_fuzz_workers_end_when_the_run_is_killed_outright(tmp_path: Path) -> None:
     """Was: `fuzz --workers 2` killed with SIGKILL (no signal to pass on) left its two
     worker processes fuzzing at full speed for nobody, for minutes."""
-    process = conformance_popen(
-        "fuzz", "--impl", "python:tests.fakes.broken_impls:NoCarry",
-        "--property", "differential", "--property", "idempotence", "--workers", "2",
-        "--max-examples", "1000000", "--seed", "7", "--database", "none",
-        "--report-dir", tmp_path, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-    )  # fmt: skip
+    process = fuzz_on_two_workers(tmp_path)
     children = Path(f"/proc/{process.pid}/task/{process.pid}/children")
     try:
         deadline = time.monotonic() + 60
