@@ -97,7 +97,7 @@ def test_the_rerun_command_shown_runs_just_that_case_and_check(
     words = shlex.split(line.strip()[len("rerun") :])
     assert words[:2] == ["conformance", "run"]
     case, check = words[words.index("--id") + 1], words[words.index("--check") + 1]
-    done = _conformance(*words[1:], "--no-growth", "--report-dir", str(tmp_path))
+    done = _conformance(*words[1:], "--report-dir", str(tmp_path))
     assert done.returncode == 1, done.stderr[-2000:]
     results = json.loads((tmp_path / "results.json").read_text("utf-8"))
     ran = [(r["case"], r["check"]) for r in results["implementations"][0]["results"]]
@@ -115,7 +115,7 @@ def test_the_rerun_command_carries_the_options_quoted() -> None:
     words = shlex.split(command)
     assert words[:4] == ["conformance", "run", "--impl", "mine=cmd:./norm --fast 'x y'"]
     assert json.loads(words[words.index("--options") + 1]) == {"matching": "tolerant"}
-    assert words[-4:] == ["--id", "K7QF", "--check", "stream"]
+    assert words[-5:] == ["--id", "K7QF", "--check", "stream", "--no-growth"]
     # The spec's own options need none.
     plain = ImplementationInfo("reference", "n", "1", "python", {}, "reference")
     assert "--options" not in rerun_command(plain, result)

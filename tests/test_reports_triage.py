@@ -69,7 +69,8 @@ def test_report_md_of_a_badly_broken_normalizer_leads_with_its_smallest_failure(
     ]
     impl = "python:tests.fakes.broken_impls:PerChunkRegex"
     example = groups[0].example
-    assert f"`conformance run --impl {impl} --id {example.case} --check {example.check}`" in text
+    rerun = f"conformance run --impl {impl} --id {example.case} --check {example.check}"
+    assert f"`{rerun} --no-growth`" in text
     # Then the first signatures in full, each with the command that reruns it.
     headings = re.findall(r"^### (\d+)\. `([\w-]+)` in ", text, re.M)
     assert [name for _, name in headings] == [group.bug.name for group in groups[: len(headings)]]

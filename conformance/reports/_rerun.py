@@ -25,6 +25,7 @@ def rerun_command(info: ImplementationInfo, result: CaseResult) -> str:
         words += ["--options", json.dumps(differences, ensure_ascii=False)]
     words += ["--id", result.case]
     # The growth check and the like are not selected by --check: the case alone reruns them.
+    # A case's check is rerun alone, without timing the implementation's growth as well.
     if result.check in all_checks():
-        words += ["--check", result.check]
+        words += ["--check", result.check, "--no-growth"]
     return shlex.join(words)
