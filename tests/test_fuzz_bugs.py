@@ -77,7 +77,10 @@ def assert_both_bugs(found: dict[str, list[dict[str, Any]]]) -> None:
     content = [("".join(c["content"] or "" for c in chunks), chunks) for chunks in stray + split]
     assert any("</think" in text for text, chunks in content[: len(stray)])
     assert any(chunks[0]["content"].endswith("<") for chunks in split if len(chunks) > 1)
-    assert all(characters(chunks) <= SMALL for e in found.values() for chunks in e), found
+    # Each of the two bugs has a small counterexample (a variant of one may be found too, under
+    # a signature of its own).
+    assert min(characters(chunks) for chunks in stray) <= SMALL, found
+    assert min(characters(chunks) for chunks in split) <= SMALL, found
 
 
 def test_two_bugs_in_one_property_are_both_reported_and_small(tmp_path: Path) -> None:
