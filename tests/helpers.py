@@ -142,3 +142,19 @@ def plugin_session(pytester: Any, monkeypatch: Any, *args: str) -> Any:
     for name in PLUGIN_SESSION_STATE:
         monkeypatch.setattr(plugin, name, type(getattr(plugin, name))())
     return pytester.runpytest_inprocess("-p", "no:cacheprovider", *args)
+
+
+class NotATerminal:
+    """A stream that is not a terminal (a CI log), keeping what is written to it."""
+
+    def __init__(self) -> None:
+        self.text = ""
+
+    def write(self, text: str) -> None:
+        self.text += text
+
+    def flush(self) -> None:
+        pass
+
+    def isatty(self) -> bool:
+        return False

@@ -25,7 +25,7 @@ from conformance.session.events import Handler, Progress, Started
 from conformance.session.handlers import ProgressDisplay
 from conformance.session.run import RunSettings, run_session
 
-from .helpers import bundled_corpus, cli
+from .helpers import NotATerminal, bundled_corpus, cli
 
 ROOT = Path(__file__).resolve().parent.parent
 FAKE = ROOT / "tests" / "fakes" / "fake_impl.py"
@@ -199,21 +199,8 @@ def test_progress_on_a_non_terminal_is_a_line_now_and_then() -> None:
     """Was: no progress at all when stderr is not a terminal (CI logs); then no estimate of
     what was left (a matrix of three adapters ran 11.5 minutes without one)."""
 
-    class Log:
-        def __init__(self) -> None:
-            self.text = ""
-
-        def write(self, text: str) -> None:
-            self.text += text
-
-        def flush(self) -> None:
-            pass
-
-        def isatty(self) -> bool:
-            return False
-
     now = [0.0]
-    log = Log()
+    log = NotATerminal()
     display = ProgressDisplay(log, interval=10, minimum=5, clock=lambda: now[0])  # type: ignore[arg-type]
     for done in range(1, 1001):
         now[0] = done * 0.1  # 100 s in all

@@ -29,7 +29,7 @@ from conformance.transport.quarantine import Quarantine, markers
 from conformance.transport.spec import ImplementationSpec, parse_impl
 from conformance.transport.subprocess import SubprocessConnection
 
-from .helpers import ROOT, bundled_corpus, cli, conformance_popen
+from .helpers import ROOT, NotATerminal, bundled_corpus, cli, conformance_popen
 
 FAKE = ROOT / "tests" / "fakes" / "fake_impl.py"
 HOSTILE = "tests.fakes.hostile_impls"
@@ -338,23 +338,9 @@ def _alive(pid: int) -> bool:
 # --- progress, whatever happens ------------------------------------------------------------
 
 
-class _Log:
-    def __init__(self) -> None:
-        self.text = ""
-
-    def write(self, text: str) -> None:
-        self.text += text
-
-    def flush(self) -> None:
-        pass
-
-    def isatty(self) -> bool:
-        return False
-
-
 def test_a_stalled_run_still_writes_progress() -> None:
     """Was: no progress line at all while nothing was judged (900 s of timeouts)."""
-    log = _Log()
+    log = NotATerminal()
     display = ProgressDisplay(log, heartbeat=0.2)  # type: ignore[arg-type]
     display.started(Started(["impl"], 10))
     display.progress(Progress("impl", 1, 10, 1, 10))
