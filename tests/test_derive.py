@@ -99,7 +99,7 @@ def test_under_another_grammar_the_default_tags_are_text():
 @pytest.mark.parametrize(
     ("content", "reason"),
     [
-        ("<THINK>a</think>b", "tolerant spelling"),
+        ("x<THINK>a</think>b", "tolerant spelling"),
         ("<think>a</think><thinker>b", "default names themselves"),
         ("<think>a</think>[THINK]b", "collide with the target grammar"),
     ],

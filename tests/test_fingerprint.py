@@ -11,10 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from conformance.model.options import CHOICES, OPTION_NAMES, Options
+from conformance.model.options import CHOICES, Options
 from conformance.tools.fingerprint import (
     INCONSISTENT,
     NONE,
+    PROBED,
     UNDETERMINED,
     Fingerprint,
     fingerprint,
@@ -29,8 +30,8 @@ FAKE = Path(__file__).parent / "fakes" / "fake_impl.py"
 REFERENCE_CMD = f"cmd:{sys.executable} -m conformance.server"
 
 PROFILES = [
-    dict(zip(OPTION_NAMES, values, strict=True))
-    for values in itertools.product(*(CHOICES[name] for name in OPTION_NAMES))
+    dict(zip(PROBED, values, strict=True))
+    for values in itertools.product(*(CHOICES[name] for name in PROBED))
 ]
 
 

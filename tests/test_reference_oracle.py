@@ -54,10 +54,11 @@ def scan(request, monkeypatch):
         return
     twins: dict[tuple, Grammar] = {}
 
-    def regex_grammar(pairs, tolerant):
-        key = (pairs, tolerant)
+    def regex_grammar(pairs, tolerant, markers=()):
+        key = (pairs, tolerant, markers)
         if key not in twins:
-            twins[key] = dataclasses.replace(compile_grammar(pairs, tolerant), c_scan=None, memo={})
+            grammar = compile_grammar(pairs, tolerant, markers)
+            twins[key] = dataclasses.replace(grammar, c_scan=None, memo={})
         return twins[key]
 
     monkeypatch.setattr(options_module, "compile_grammar", regex_grammar)

@@ -14,6 +14,7 @@ import pytest
 
 from conformance.errors import ImplementationStartError
 from conformance.model.chunks import Chunk
+from conformance.model.families import FAMILIES
 from conformance.model.options import CHOICES, OPTION_NAMES
 from conformance.model.requests import (
     Error,
@@ -504,12 +505,15 @@ def test_the_schemas_are_valid_and_their_examples_pass() -> None:
 
 def test_the_hello_schema_knows_exactly_the_spec_options() -> None:
     options = protocol_schema("hello-response")["properties"]["options"]["properties"]
-    assert tuple(options) == OPTION_NAMES
+    assert tuple(options) == (*OPTION_NAMES, "profile")
+    assert options["profile"]["enum"] == list(FAMILIES)
     for name, values in CHOICES.items():
         if name == "delimiters":
             assert tuple(options[name]["oneOf"][0]["enum"]) == values
-        elif name == "start_in_reasoning":
+        elif name in ("start_in_reasoning", "atomic_delimiters"):
             assert options[name] == {"type": "boolean"}
+        elif name == "tool_markers":
+            assert options[name]["type"] == "array"
         else:
             assert tuple(options[name]["enum"]) == values
 

@@ -48,15 +48,17 @@ def load_c_scan() -> tuple[ModuleType | None, ScanStatus]:
 C_SCAN, C_SCAN_STATUS = load_c_scan()
 
 
-def c_scan_of(pairs: tuple[tuple[str, str], ...], anchor: str) -> Callable[[str], Any] | None:
+def c_scan_of(
+    pairs: tuple[tuple[str, str], ...], markers: tuple[str, ...], anchor: str
+) -> Callable[[str], Any] | None:
     """`Grammar.scan` of an exact grammar in C, when the module is built and the grammar is
     within its bounds."""
     if C_SCAN is None:
         return None
     # Longest first, the first of equals first: the order of `delimiter`'s alternatives.
-    ordered = [open_ for open_, _ in pairs] + [close for _, close in pairs]
+    ordered = [open_ for open_, _ in pairs] + [close for _, close in pairs] + list(markers)
     needles = tuple(sorted(ordered, key=len, reverse=True))
     if len(needles) > C_SCAN.MAX_NEEDLES or sum(map(len, needles)) > C_SCAN.MAX_CHARS:
         return None
-    closing = {close for _, close in pairs}
+    closing = {close for _, close in pairs} | set(markers)
     return partial(C_SCAN.scan, needles, tuple(d in closing for d in needles), anchor)

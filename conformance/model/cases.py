@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from conformance.model.chunks import Channels, Chunk
-from conformance.model.options import ENUMERATED, OPTION_NAMES, Options, normalized
+from conformance.model.options import ENUMERATED, OPTION_NAMES, Options, expanded
 
 #: Why a case `conformance approve` wrote is not judged yet (SKIP) until it is accepted.
 PENDING_REVIEW = (
@@ -193,14 +193,16 @@ class Case(CaseIdentity):
         opt_in = [name for name in OPTION_NAMES if values[name] not in ENUMERATED[name]]
         best: Variant | None = None
         best_rank = (-1, -1)
+        best_when: Mapping[str, Any] = {}
         for variant in self.variants:
-            if all(values[name] == normalized(name, v) for name, v in variant.when.items()):
+            when = expanded(variant.when)
+            if all(values[name] == value for name, value in when.items()):
                 # A variant naming the opt-in values in force outranks one that does not,
                 # then the most specific wins; ties go to the first written.
-                rank = (sum(name in variant.when for name in opt_in), len(variant.when))
+                rank = (sum(name in when for name in opt_in), len(when))
                 if rank > best_rank:
-                    best, best_rank = variant, rank
-        missing = [name for name in opt_in if best is None or name not in best.when]
+                    best, best_rank, best_when = variant, rank, when
+        missing = [name for name in opt_in if best is None or name not in best_when]
         if missing:
             shown = options.to_json()
             named = ", ".join(

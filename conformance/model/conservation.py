@@ -7,8 +7,66 @@ from __future__ import annotations
 import re
 from collections import Counter
 
+from conformance.model import harmony
 from conformance.model.chunks import Channels
 from conformance.model.options import Options
+
+
+def kept_text(options: Options, content: str) -> str:
+    """The content less what is not text under `options`: delimiters, but not tool markers
+    and, under `sections: one`, not what follows the one block; under harmony framing, its
+    tokens and headers, but not a tool call's."""
+    if options.framing == "harmony":
+        return _harmony_text(content)
+    grammar = options.grammar
+    one = options.sections == "one"
+    inside = options.start_in_reasoning
+    out: list[str] = []
+    pos = 0
+    for begin, end, close in grammar.occurrences(content):
+        marker = close and grammar.is_marker(content[begin:end])
+        if not marker:
+            out.append(content[pos:begin])
+            pos = end
+        ended = close and inside
+        inside = not close or (inside and not ended)
+        if ended and one:
+            break
+    out.append(content[pos:])
+    return "".join(out)
+
+
+def _harmony_text(content: str) -> str:
+    """`kept_text` under harmony, by a parse of the whole content (the reference streams it
+    by another route, `reference/_harmony.py`)."""
+    out: list[str] = []
+    pos = 0
+    header: int | None = None  # where the header being read began
+    tool = False
+    for begin, end, _ in harmony.token_grammar().occurrences(content):
+        token = content[begin:end]
+        if header is not None:
+            if token == harmony.START:
+                header = begin
+            elif token == harmony.MESSAGE:
+                tool = harmony.route(content[header:end]) == "tool"
+                if tool:
+                    out.append(content[header:end])
+                header = None
+            elif token in harmony.ENDS:
+                header, tool = None, False
+        else:
+            out.append(content[pos:begin])
+            if tool and token not in harmony.HEADS:
+                out.append(token)
+            if token in harmony.HEADS:
+                header, tool = begin, False
+            elif token in harmony.ENDS:
+                tool = False
+        pos = end
+    if header is None:
+        out.append(content[pos:])
+    return "".join(out)
 
 
 def may_drop(options: Options, native: str) -> bool:

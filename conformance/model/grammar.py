@@ -85,6 +85,10 @@ class Grammar:
     prefixes: frozenset[str] | None
     #: Whether no delimiter has a start character after its first character.
     start_once: bool
+    #: The tool markers (SPEC.md 5.7): scanned as closing delimiters, routed as text.
+    markers: frozenset[str]
+    #: Fully matches exactly the tool markers (under tolerant matching too).
+    marker: re.Pattern[str]
     #: Texts up to this long are scanned once and their scan remembered in `memo`:
     #: token-sized chunks plus a held-back suffix repeat endlessly in a stream.
     short: int
@@ -95,6 +99,14 @@ class Grammar:
         if self.closes is not None:
             return delimiter in self.closes
         return self.close.fullmatch(delimiter) is not None
+
+    def is_marker(self, delimiter: str) -> bool:
+        """Whether a matched closing delimiter is a tool marker."""
+        if not self.markers:
+            return False
+        if not self.tolerant:
+            return delimiter in self.markers
+        return self.marker.fullmatch(delimiter) is not None
 
     def scan(self, text: str) -> Scan:
         """The delimiter occurrences of `text`, left to right as `delimiter.finditer` finds
@@ -220,25 +232,30 @@ _FREQUENT = " etaoinsrhldcu\nmfpgwyb.,v<>/=-_\"'():k0123456789TAISECONRDLPMHBFGW
 
 
 @lru_cache(maxsize=64)
-def compile_grammar(pairs: tuple[tuple[str, str], ...], tolerant: bool) -> Grammar:
+def compile_grammar(
+    pairs: tuple[tuple[str, str], ...], tolerant: bool, markers: tuple[str, ...] = ()
+) -> Grammar:
+    """The grammar of `pairs`. `markers` (tool markers, SPEC.md 5.7) are scanned as closing
+    delimiters are, and `Grammar.is_marker` tells them apart: they end a block but are text."""
     opens = [_pieces(open_, tolerant) for open_, _ in pairs]
     closes = [_pieces(close, tolerant) for _, close in pairs]
+    closes += [_pieces(marker, tolerant) for marker in markers]
     delimiter = _factored(opens + closes)
     prefixes = [_prefix_pattern(p) for p in opens + closes if len(p) > 1]
     flags = re.IGNORECASE | re.ASCII if tolerant else 0
-    longest = max(len(d) for pair in pairs for d in pair)
+    delimiters = [d for pair in pairs for d in pair] + list(markers)
+    longest = max(len(d) for d in delimiters)
     gaps = 3 * MAX_BLANKS if tolerant else 0
     compiled_delimiter = re.compile(delimiter, flags)
-    delimiters = [d for pair in pairs for d in pair]
-    starts = "".join(sorted({d[0] for d in delimiters} | _case_twins(pairs, tolerant)))
+    starts = "".join(sorted({d[0] for d in delimiters} | _case_twins(delimiters, tolerant)))
     anchor = None if tolerant else _anchor(delimiters)
     anchored = None if anchor is None else _anchored(delimiters, anchor)
     candidate, back, direct = compiled_delimiter, 0, None
-    c_scan = None if anchor is None else c_scan_of(pairs, anchor)
+    closing = {close for _, close in pairs} | set(markers)
+    c_scan = None if anchor is None else c_scan_of(pairs, markers, anchor)
     if anchored is not None:
         candidate, back = re.compile(anchored[0]), anchored[1]
         if not _can_overlap(delimiters):
-            closing = {close for _, close in pairs}
             direct = ((0, False), *((len(d), d in closing) for d in anchored[2]))
     return Grammar(
         pairs=pairs,
@@ -254,7 +271,9 @@ def compile_grammar(pairs: tuple[tuple[str, str], ...], tolerant: bool) -> Gramm
         span=longest + gaps,
         c_scan=c_scan,
         tail=re.compile(f"(?:{'|'.join(prefixes) or '(?!)'})\\Z", flags),
-        closes=None if tolerant else frozenset(close for _, close in pairs),
+        closes=None if tolerant else frozenset(closing),
+        markers=frozenset(markers),
+        marker=re.compile(_alternatives([_pieces(m, tolerant) for m in markers]) or "(?!)", flags),
         prefixes=None
         if tolerant
         else frozenset(d[:size] for d in delimiters for size in range(1, len(d))),
@@ -349,9 +368,9 @@ def _alternatives(delimiters: list[list[str]]) -> str:
     return "|".join(sorted(("".join(pieces) for pieces in delimiters), key=len, reverse=True))
 
 
-def _case_twins(pairs: tuple[tuple[str, str], ...], tolerant: bool) -> set[str]:
+def _case_twins(delimiters: list[str], tolerant: bool) -> set[str]:
     """Under tolerant matching a delimiter starting with a letter may start in either case."""
     if not tolerant:
         return set()
-    firsts = {d[0] for pair in pairs for d in pair}
+    firsts = {d[0] for d in delimiters}
     return {ch.swapcase() for ch in firsts if ch.isascii() and ch.isalpha()}

@@ -17,10 +17,7 @@ from typing import Any
 
 from conformance.model.grammar import Occurrence
 from conformance.model.options import Options
-
-#: One output step: the text each channel gained, `{"assistant": str, "thinking": str}`
-#: (a plain dict, so that it is the interface's `Mapping[str, str]` too).
-Delta = dict[str, str]
+from conformance.reference._harmony import Delta, HarmonyFrames
 
 
 class Normalizer:
@@ -31,13 +28,16 @@ class Normalizer:
 
     __slots__ = (
         "_carry",
+        "_done",
         "_drop_unclosed",
+        "_frames",
         "_grammar",
         "_inside",
         "_keep",
         "_memo",
         "_native_only",
         "_native_seen",
+        "_one_section",
         "_pending",
         "_short",
         "_start",
@@ -45,8 +45,7 @@ class Normalizer:
     )
 
     def __init__(self, options: Options | Mapping[str, Any] | None = None) -> None:
-        if not isinstance(options, Options):
-            options = Options.from_mapping(options)
+        options = _options(options)
         self.options = options
         self._grammar = options.grammar
         starts = self._grammar.starts
@@ -57,10 +56,15 @@ class Normalizer:
         self._memo = self._grammar.memo
         self._native_only = options.native_with_tags == "native_only"
         self._drop_unclosed = options.unclosed_at_end == "drop"
+        self._one_section = options.sections == "one"
+        # Harmony framing routes by message headers (`_harmony.py`), over this state.
+        self._frames = HarmonyFrames(self) if options.framing == "harmony" else None
         self.reset()
 
     def reset(self) -> None:
         self._inside = self.options.start_in_reasoning
+        # Under `sections: one`, whether the one block has ended: the rest is text.
+        self._done = False
         self._carry = ""
         self._native_seen = False
         # Body text of the open block, kept until its close under `unclosed_at_end: drop`.
@@ -68,19 +72,19 @@ class Normalizer:
         # How many leading characters of the carry are block body that arrived before the
         # first native reasoning: they still go to thinking under `native_only`.
         self._keep = 0
+        if self._frames is not None:
+            self._frames.reset()
 
     def feed(self, chunk: Mapping[str, Any]) -> Delta:
         reasoning = chunk.get("reasoning")
         content = chunk.get("content")
-        thinking = ""
-        if reasoning:
-            if not self._native_seen:
-                self._native_seen = True
-                if self._inside and self._native_only:
-                    self._keep = len(self._carry)
-            thinking = reasoning
+        thinking = self._native(reasoning) if reasoning else ""
+        if self._frames is not None:
+            return self._frames.feed(content, thinking)
         if not content:
             return {"assistant": "", "thinking": thinking}
+        if self._done:
+            return {"assistant": content, "thinking": thinking}
         carry = self._carry
         text = carry + content if carry else content
         start = self._start
@@ -109,8 +113,19 @@ class Normalizer:
             return {"assistant": text, "thinking": thinking}
         return {"assistant": "", "thinking": thinking + self._body(text)}
 
+    def _native(self, reasoning: str) -> str:
+        """Native reasoning: always thinking. Its first arrival fixes how much of an open
+        block's held-back body still goes to thinking under `native_only`."""
+        if not self._native_seen:
+            self._native_seen = True
+            if self._inside and self._native_only:
+                self._keep = len(self._carry)
+        return reasoning
+
     def finish(self) -> Delta:
         """End of stream: release everything held back, then reset."""
+        if self._frames is not None:
+            return self._frames.finish()
         text, self._carry = self._carry, ""
         assistant = ""
         thinking = ""
@@ -131,8 +146,12 @@ class Normalizer:
         # Body text goes to thinking as it is unless an option holds some of it back.
         plain = not self._drop_unclosed and not (self._native_seen and self._native_only)
         inside = self._inside
+        grammar = self._grammar
         pos = 0
         for begin, end, close in occurrences:
+            marker = close and grammar.is_marker(text[begin:end])
+            if marker and not inside:
+                continue  # a tool marker outside a block is text
             if begin > pos:
                 if not inside:
                     assistant.append(text[pos:begin])
@@ -148,10 +167,19 @@ class Normalizer:
                 if self._pending:
                     thought.append("".join(self._pending))
                     self._pending.clear()
-            # An orphan close (outside any block) is stripped; the text before it stays.
-            pos = end
+                if self._one_section:
+                    self._done = True
+            # An orphan close (outside any block) is stripped; the text before it stays. A
+            # tool marker ends the block and stays, text of the assistant channel.
+            pos = begin if marker else end
             # Body before a delimiter was kept (`_body`); after it, none is.
             self._keep = 0
+            if self._done:
+                # One section per message: what follows its end is text, delimiters too.
+                self._inside = False
+                self._carry = ""
+                assistant.append(text[pos:])
+                return {"assistant": "".join(assistant), "thinking": "".join(thought)}
         self._inside = inside
         if hold > pos:
             self._route(text[pos:hold], assistant, thought)
@@ -173,6 +201,10 @@ class Normalizer:
             self._pending.append(text)
             return ""
         return text
+
+
+def _options(options: Options | Mapping[str, Any] | None) -> Options:
+    return options if isinstance(options, Options) else Options.from_mapping(options)
 
 
 def normalize_stream(

@@ -17,13 +17,13 @@ from tabulate import tabulate
 from conformance.adapters import shown
 from conformance.contracts import all_checks
 from conformance.contracts.normalizer import CHECKS
-from conformance.model.options import OPTION_NAMES, Options
+from conformance.model.options import Options
 from conformance.model.results import CaseResult, Verdict
 from conformance.reports._bugclass import CLASSES, classify
 from conformance.reports._common import format_options
 from conformance.reports._markdown import _category_table, cell, code, text
 from conformance.tools.bench import render_bench
-from conformance.tools.fingerprint import format_value
+from conformance.tools.fingerprint import PROBED, format_value
 from conformance.tools.matrix import FAILED, Entry, Matrix
 
 COMMAND = "conformance matrix --docs docs/ecosystem.md"
@@ -176,10 +176,10 @@ def _fingerprints(entries: Sequence[Entry]) -> str:
     for entry in entries:
         fp = entry.fingerprint
         if fp is None:
-            rows.append([code(entry.run.info.label), *(["-"] * len(OPTION_NAMES)), "-"])
+            rows.append([code(entry.run.info.label), *(["-"] * len(PROBED)), "-"])
             continue
         cells = []
-        for option in OPTION_NAMES:
+        for option in PROBED:
             axis = fp.axis(option)
             shown = code(format_value(axis.value))
             if not axis.agrees:
@@ -190,7 +190,7 @@ def _fingerprints(entries: Sequence[Entry]) -> str:
             cells.append(shown)
         declare = json.dumps(fp.declared_options(), ensure_ascii=False)
         rows.append([code(entry.run.info.label), *cells, code(declare)])
-    headers = ["implementation", *OPTION_NAMES, "options to declare"]
+    headers = ["implementation", *PROBED, "options to declare"]
     return tabulate(rows, headers, tablefmt="github", disable_numparse=True)
 
 

@@ -60,6 +60,8 @@ NOT_FOUND = (INCONSISTENT, NONE, UNDETERMINED)
 #: The order options are decided in. Delimiter probes begin with an open delimiter, which
 #: makes them independent of start_in_reasoning; the delimiters found build the other probes.
 ORDER = ("delimiters", "start_in_reasoning", "unclosed_at_end", "native_with_tags", "matching")
+#: The options a fingerprint probes, in the order SPEC.md lists them.
+PROBED = tuple(name for name in OPTION_NAMES if name in ORDER)
 
 
 @dataclass(frozen=True, slots=True)
@@ -212,7 +214,7 @@ def fingerprint(connection: Connection) -> Fingerprint:
             decided[option] = result.value
     return Fingerprint(
         connection.info,
-        tuple(axes[name] for name in OPTION_NAMES),
+        tuple(axes[name] for name in PROBED),
         time.perf_counter() - started,
         len(replies),
     )

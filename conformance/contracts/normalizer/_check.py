@@ -12,8 +12,15 @@ from typing import Any
 from conformance.contracts.normalizer._derive import derived_forms, proven_profiles
 from conformance.model.cases import Case, CaseFileProblem, Expectation
 from conformance.model.chunks import Channels
-from conformance.model.conservation import may_drop, unaccounted
-from conformance.model.options import DEFAULT, ENUMERATED, Options, enumerated_profiles, normalized
+from conformance.model.conservation import kept_text, may_drop, unaccounted
+from conformance.model.options import (
+    DEFAULT,
+    ENUMERATED,
+    Options,
+    OptionsError,
+    enumerated_profiles,
+    expanded,
+)
 from conformance.reference import join, normalize_stream, normalize_whole
 
 
@@ -36,12 +43,11 @@ def _expectations(case: Case) -> Iterator[tuple[Options, Expectation, int]]:
 def _conservation(case: Case) -> Iterator[CaseFileProblem]:
     """The expected channels plus the removed delimiters account for every input character."""
     for options, expectation, line in _expectations(case):
-        grammar = options.grammar
         for form, channels, content, reasoning in (
             ("stream", expectation.stream, _joined(case, "content"), _joined(case, "reasoning")),
             ("whole", expectation.whole, case.content or "", case.reasoning or ""),
         ):
-            kept = grammar.delimiter.sub("", content)
+            kept = kept_text(options, content)
             problem = unaccounted(kept, reasoning, channels, may_drop(options, reasoning))
             if problem:
                 label = _label(options)
@@ -64,17 +70,25 @@ def profiles_for(case: Case) -> list[Options]:
     base = list(enumerated_profiles())
     # Values as Options holds them: hashable, a custom delimiters list included.
     opt_in = {
-        (name, normalized(name, value))
+        (name, value)
         for variant in case.variants
-        for name, value in variant.when.items()
-        if normalized(name, value) not in ENUMERATED[name]
+        for name, value in expanded(variant.when).items()
+        if value not in ENUMERATED[name]
     }
     out = dict.fromkeys(base)
     for size in range(1, len(opt_in) + 1):
         for combo in itertools.combinations(sorted(opt_in, key=repr), size):
             if len({name for name, _ in combo}) == size:
-                out.update(dict.fromkeys(p.updated(dict(combo)) for p in base))
+                out.update(dict.fromkeys(_combined(base, dict(combo))))
     return list(out)
+
+
+def _combined(base: list[Options], values: dict[str, object]) -> Iterator[Options]:
+    for options in base:
+        try:
+            yield options.updated(values)
+        except OptionsError:
+            continue  # values that cannot go together (harmony framing with tool markers)
 
 
 def reference_output(case: Case, options: Options) -> tuple[Channels, Channels]:

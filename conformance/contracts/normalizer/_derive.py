@@ -23,11 +23,21 @@ reference (_check.py), as it proves the written ones.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
+from functools import cache, partial
 
+from conformance.contracts.normalizer._spans import (
+    between,
+    rebuilt,
+    rechunked,
+    renamed_text,
+    shifted,
+    without_prefix,
+)
 from conformance.model.cases import Case, Derivation, Expectation
 from conformance.model.chunks import Channels, Chunk
+from conformance.model.families import FAMILIES
 from conformance.model.grammar import PRESETS
 from conformance.model.options import ENUMERATED, Options, enumerated_profiles
 
@@ -64,8 +74,12 @@ def derived_forms(case: Case, options: Options) -> list[Case] | str:
     written expectation), or why there are none."""
     if not isinstance(case.written_expectation(options), str):
         return [case]
-    if options.delimiters not in ENUMERATED["delimiters"]:
+    if options.framing != "tags" or options.delimiters not in ENUMERATED["delimiters"]:
         return _regrammared(case, options)
+    if options.sections != "many":
+        return _kept(case, options, replace(options, sections="many"), _one_section)
+    if options.tool_markers:
+        return _kept(case, options, replace(options, tool_markers=()), _unmarked)
     if options.start_in_reasoning:
         return _started(case, options)
     reason = case.written_expectation(options)
@@ -89,11 +103,76 @@ def _started(case: Case, options: Options) -> list[Case] | str:
                 case, "start.glued", f"{close!r} glued to the first chunk", options, glued, written
             )
         )
+    occurrences = source.grammar.occurrences(case.content or "")
+    if occurrences and occurrences[0][0] == 0 and not occurrences[0][2]:
+        # The prompt gave the open the written input starts with (SPEC 5.2).
+        opened = without_prefix(case.chunks, occurrences[0][1])
+        transform = "its opening delimiter left to the prompt"
+        forms.append(_derived(case, "start.opened", transform, options, opened, written))
     return forms
 
 
+def _kept(
+    case: Case,
+    options: Options,
+    source: Options,
+    reason: Callable[[Case, Options], str | Expectation | None],
+) -> list[Case] | str:
+    """The forms derived for `source` that mean the same under `options`, which differs from
+    it in one option that changes the meaning of some inputs only; `reason` says why a form
+    does not, or gives what it means instead."""
+    inner = derived_forms(case, source)
+    if isinstance(inner, str):
+        return inner
+    forms: list[Case] = []
+    reasons: list[str] = []
+    for form in inner:
+        why = reason(form, options)
+        if isinstance(why, str):
+            reasons.append(why)
+            continue
+        expectation = form.expectation(source) if why is None else why
+        assert not isinstance(expectation, str)
+        label, transform = (
+            ("one", "one section: nothing after its block")
+            if options.sections != source.sections
+            else ("markers", "no tool marker in it")
+        )
+        forms.append(_derived(form, label, transform, options, form.chunks, expectation))
+    return forms or "; ".join(dict.fromkeys(reasons))
+
+
+def _unmarked(form: Case, options: Options) -> str | None:
+    content = form.content or ""
+    if options.grammar.marker.search(content):
+        return "its text holds a tool marker"
+    return None
+
+
+def _one_section(form: Case, options: Options) -> str | Expectation | None:
+    """Why `sections: one` reads `form` otherwise than several sections do: a delimiter
+    after the end of its first block. Where that block is the empty one a `~start` form
+    closes first, what follows is all text (SPEC 5.10), and that is its expectation."""
+    grammar = options.grammar
+    content = form.content or ""
+    inside = options.start_in_reasoning
+    ended: int | None = None
+    for begin, end, close in grammar.occurrences(content):
+        marker = close and grammar.is_marker(content[begin:end])
+        if ended is not None and not marker:
+            if ended != 0 or form.chunks[0].reasoning:
+                return "it has a delimiter after its first block ends (text under one section)"
+            rest = content[grammar.delimiter.match(content).end() :]  # type: ignore[union-attr]
+            channels = Channels(assistant=rest, thinking=form.reasoning or "")
+            return Expectation(channels, channels)
+        if close and inside:
+            ended = begin
+        inside = not close or (inside and ended is None)
+    return None
+
+
 def _regrammared(case: Case, options: Options) -> list[Case] | str:
-    source = replace(options, delimiters=SOURCE)
+    source = replace(options, delimiters=SOURCE, framing="tags", profile=None)
     inner = derived_forms(case, source)
     if isinstance(inner, str):
         return inner
@@ -110,7 +189,8 @@ def _regrammared(case: Case, options: Options) -> list[Case] | str:
     return "; ".join(dict.fromkeys(reasons))
 
 
-def proven_profiles() -> list[Options]:
+@cache
+def proven_profiles() -> tuple[Options, ...]:
     """The profiles `conformance check` proves derived cases under: start_in_reasoning with
     each enumerated combination, and each other grammar (named, and the custom lists above)
     with and without it, with each enumerated combination of the other options."""
@@ -127,10 +207,27 @@ def proven_profiles() -> list[Options]:
                 for p in base
                 if p.delimiters == SOURCE
             ]
-    return out
+    # Each model-family profile, with each value of the options it leaves open; families
+    # of equal values once (atomic delimiters change no expectation).
+    families = {
+        p.updated(
+            {
+                "profile": name,
+                "native_with_tags": p.native_with_tags,
+                "unclosed_at_end": p.unclosed_at_end,
+                "atomic_delimiters": False,
+            }
+        ): None
+        for name in FAMILIES
+        for p in base
+        if p.delimiters == SOURCE and p.matching == "exact"
+    }
+    return (*out, *families)
 
 
 def grammar_label(options: Options) -> str:
+    if options.framing != "tags":
+        return options.framing
     return options.delimiters if isinstance(options.delimiters, str) else "custom"
 
 
@@ -140,34 +237,41 @@ def _renamed(form: Case, source: Options, target: Options) -> Case | str:
     if isinstance(expectation, str):
         return f"nothing to derive from: {expectation}"
     content = "".join(chunk.content or "" for chunk in form.chunks)
-    source_pairs = PRESETS[SOURCE]
-    target_pairs = target.pairs
+    names = _names(target)
     spans: list[tuple[int, int, str]] = []
     for match in source.grammar.delimiter.finditer(content):
-        found = next(
-            (
-                target_pairs[min(index, len(target_pairs) - 1)][kind]
-                for index, pair in enumerate(source_pairs)
-                for kind in (0, 1)
-                if pair[kind] == match.group()
-            ),
-            None,
-        )
+        found = names.get(match.group())
         if found is None:
             return f"it depends on a tolerant spelling ({match.group()!r})"
         spans.append((match.start(), match.end(), found))
     if not spans:
         return "it has no delimiter of the default grammar to rename"
-    rest = "".join(_between(content, spans))
+    rest = "".join(between(content, spans))
     renames = any(new != content[start:end] for start, end, new in spans)
     if renames and _NEAR_MISS.search(rest):
         return "it depends on the default names themselves (text like `<th` next to them)"
-    renamed = _rebuilt(content, spans)
-    kept = [(start, end) for start, end, _ in _shifted(spans)]
-    seen = [m.span() for m in target.grammar.delimiter.finditer(renamed)]
-    if seen != kept:
+    renamed = rebuilt(content, spans)
+    kept = [(start, end) for start, end, _ in shifted(spans)]
+    seen = [m.span() for m in target.block_grammar.delimiter.finditer(renamed)]
+    if seen != kept or target.grammar.marker.search(renamed):
         return "its text would collide with the target grammar's delimiters"
-    chunks = _rechunked(form.chunks, spans, renamed)
+    if target.framing == "harmony":
+        if target.grammar.delimiter.search(rest):
+            return "its text holds harmony tokens"
+        if _nested(source, content):
+            return "an open inside a block begins a new message under harmony"
+    chunks = rechunked(form.chunks, spans, renamed)
+    # Under one section, delimiters after the block are text of a channel: renamed too.
+    channels = [expectation.stream, expectation.whole]
+    for index, text in enumerate(channels):
+        # Only content reaches the assistant channel; native reasoning is never renamed.
+        left = source.grammar.delimiter.findall(text.assistant)
+        if any(name not in names for name in left):
+            return "its expected text holds a tolerant spelling of a delimiter"
+        if left:
+            rename = partial(renamed_text, source.grammar.delimiter, names)
+            channels[index] = Channels(rename(text.assistant), text.thinking)
+    expectation = Expectation(channels[0], channels[1])
     label = grammar_label(target)
     transform = f"delimiters renamed to the {label} grammar's"
     if form.derived is not None:
@@ -175,10 +279,31 @@ def _renamed(form: Case, source: Options, target: Options) -> Case | str:
     return _derived(form, label, transform, target, chunks, expectation)
 
 
+def _names(target: Options) -> dict[str, str]:
+    """Each delimiter of the source grammar and its new name in the target's (the target's
+    last pair standing in for source pairs it has no counterpart of)."""
+    pairs = target.pairs
+    return {
+        delimiter: pairs[min(index, len(pairs) - 1)][kind]
+        for index, pair in enumerate(PRESETS[SOURCE])
+        for kind, delimiter in enumerate(pair)
+    }
+
+
+def _nested(options: Options, content: str) -> bool:
+    """Whether an open delimiter of `content` falls inside a block."""
+    inside = options.start_in_reasoning
+    for _, _, close in options.grammar.occurrences(content):
+        if not close and inside:
+            return True
+        inside = not close
+    return False
+
+
 def _as_text(case: Case, source: Options, target: Options) -> Case | str:
     """`case` unchanged, where the target grammar finds no delimiter in it: all its content
     is text (SPEC 4.4), the default grammar's delimiters included."""
-    written = case.written_expectation(source)
+    written = derived_forms(case, source)
     if isinstance(written, str):
         return f"nothing to derive from: {written}"
     content = case.content or ""
@@ -194,64 +319,6 @@ def _as_text(case: Case, source: Options, target: Options) -> Case | str:
     # Every content character is visible; native reasoning is thinking, as always.
     channels = Channels(assistant=content, thinking=case.reasoning or "")
     return _derived(case, "text", transform, target, case.chunks, Expectation(channels, channels))
-
-
-def _between(content: str, spans: Sequence[tuple[int, int, str]]) -> list[str]:
-    pieces, at = [], 0
-    for start, end, _ in spans:
-        pieces.append(content[at:start])
-        at = end
-    pieces.append(content[at:])
-    return pieces
-
-
-def _rebuilt(content: str, spans: Sequence[tuple[int, int, str]]) -> str:
-    pieces = _between(content, spans)
-    return "".join(p + (spans[i][2] if i < len(spans) else "") for i, p in enumerate(pieces))
-
-
-def _shifted(spans: Sequence[tuple[int, int, str]]) -> list[tuple[int, int, str]]:
-    """The spans' places in the renamed content."""
-    out, shift = [], 0
-    for start, end, new in spans:
-        out.append((start + shift, start + shift + len(new), new))
-        shift += len(new) - (end - start)
-    return out
-
-
-def _mapped(point: int, spans: Sequence[tuple[int, int, str]]) -> int:
-    """Where a cut at `point` of the source content goes in the renamed content. A cut inside
-    a delimiter stays inside it: after its first character, before its last, or at the same
-    fraction of it."""
-    shift = 0
-    for start, end, new in spans:
-        if point <= start:
-            break
-        if point < end:
-            size, offset = end - start, point - start
-            if offset == 1:
-                inside = 1
-            elif offset == size - 1:
-                inside = len(new) - 1
-            else:
-                inside = min(len(new) - 1, max(1, round(offset * len(new) / size)))
-            return start + shift + inside
-        shift += len(new) - (end - start)
-    return point + shift
-
-
-def _rechunked(
-    chunks: Sequence[Chunk], spans: Sequence[tuple[int, int, str]], renamed: str
-) -> tuple[Chunk, ...]:
-    out, at = [], 0
-    for chunk in chunks:
-        if chunk.content is None:
-            out.append(chunk)
-            continue
-        end = at + len(chunk.content)
-        out.append(replace(chunk, content=renamed[_mapped(at, spans) : _mapped(end, spans)]))
-        at = end
-    return tuple(out)
 
 
 def _derived(

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 from conformance import strategies as cs
 from conformance.contracts._fuzzing import Counterexample, FuzzCheck, FuzzTarget, fail
 from conformance.model.chunks import Channels
-from conformance.model.conservation import may_drop, unaccounted
+from conformance.model.conservation import kept_text, may_drop, unaccounted
 from conformance.model.judge import squeeze
 from conformance.reference import Delta, normalize_stream, normalize_whole
 
@@ -118,7 +118,7 @@ def conservation(target: FuzzTarget, chunks: list[dict[str, Any]], data: DataObj
     actual = _joined(target.stream(chunks))
     content = _content(chunks) or ""
     native = "".join(c.get("reasoning") or "" for c in chunks)
-    kept = target.options.grammar.delimiter.sub("", content)
+    kept = kept_text(target.options, content)
     dropping = may_drop(target.options, native)
     delimiter = target.options.grammar.delimiter
     problem = unaccounted(kept, native, Channels(**actual), dropping, delimiter)
