@@ -69,9 +69,28 @@ def stand_ins(case: Case, options: Options) -> list[Case]:
     return forms
 
 
+#: Derivations made, by (case object, options): `conformance check` and a run ask for the
+#: same ones many times (each profile's derivation asks for its source profile's). The case
+#: is kept with its forms, so that its id() cannot be reused while the entry lives.
+_MADE: dict[tuple[int, Options], tuple[Case, list[Case] | str]] = {}
+_MADE_SIZE = 8192
+
+
 def derived_forms(case: Case, options: Options) -> list[Case] | str:
     """The cases standing in for `case` under `options` (the case itself where it has a
     written expectation), or why there are none."""
+    key = (id(case), options)
+    made = _MADE.get(key)
+    if made is not None and made[0] is case:
+        return made[1]
+    forms = _derived_forms(case, options)
+    if len(_MADE) >= _MADE_SIZE:
+        _MADE.clear()
+    _MADE[key] = (case, forms)
+    return forms
+
+
+def _derived_forms(case: Case, options: Options) -> list[Case] | str:
     if not isinstance(case.written_expectation(options), str):
         return [case]
     if options.framing != "tags" or options.delimiters not in ENUMERATED["delimiters"]:
