@@ -7,7 +7,8 @@ SPEC.md writes examples in fenced blocks of `key: JSON` lines:
 - `holdback`: `chunks`, the `reference` and an `impl`ementation's deltas, the per-step
   `holdback` and the `verdict`.
 
-The table of model-family profiles (SPEC.md 5.9) lists exactly the families of
+The table of options (SPEC.md 5.1) lists exactly the options of `conformance.model.options`,
+and the table of model-family profiles (5.9) exactly the families of
 `conformance.model.families`, with their values and engines.
 """
 
@@ -24,6 +25,7 @@ import pytest
 from conformance.model.chunks import Channels
 from conformance.model.families import FAMILIES
 from conformance.model.judge import behind, compare, holdback, released
+from conformance.model.options import OPTION_NAMES
 from conformance.reference import join, normalize_stream, normalize_whole
 
 SPEC = Path(__file__).resolve().parent.parent / "SPEC.md"
@@ -108,11 +110,21 @@ def test_the_spec_has_examples() -> None:
     assert len(blocks()) >= 90
 
 
-def family_table() -> dict[str, tuple[Any, list[tuple[str, str]]]]:
+def section(number: str) -> str:
+    """The text of SPEC.md's section `number` (`5.9`), up to the next heading."""
     text = SPEC.read_text("utf-8")
-    section = text[text.index("### 5.9 ") : text.index("### 5.10 ")]
+    start = text.index(f"### {number} ")
+    return text[start : text.index("\n#", start)]
+
+
+def test_the_options_table_lists_every_option() -> None:
+    names = re.findall(r"^\| `(\w+)` \|", section("5.1"), re.M)
+    assert sorted(names) == sorted(OPTION_NAMES)
+
+
+def family_table() -> dict[str, tuple[Any, list[tuple[str, str]]]]:
     rows = {}
-    for match in FAMILY_ROW.finditer(section):
+    for match in FAMILY_ROW.finditer(section("5.9")):
         cell = match.group(2)
         options = html.unescape(cell[6:-7]) if cell.startswith("<code>") else cell[1:-1]
         engines = re.findall(r"(\w+) `([^`]+)`", match.group(3))
