@@ -6,10 +6,15 @@ SPEC.md writes examples in fenced blocks of `key: JSON` lines:
 - `comparison`: `expected`, `actual`, optional `level`, and the `verdict`;
 - `holdback`: `chunks`, the `reference` and an `impl`ementation's deltas, the per-step
   `holdback` and the `verdict`.
+
+The table of options (SPEC.md 5.1) lists exactly the options of `conformance.model.options`,
+and the table of model-family profiles (5.9) exactly the families of
+`conformance.model.families`, with their values and engines.
 """
 
 from __future__ import annotations
 
+import html
 import json
 import re
 from pathlib import Path
@@ -18,12 +23,17 @@ from typing import Any
 import pytest
 
 from conformance.model.chunks import Channels
+from conformance.model.families import FAMILIES
 from conformance.model.judge import behind, compare, holdback, released
+from conformance.model.options import OPTION_NAMES
 from conformance.reference import join, normalize_stream, normalize_whole
 
 SPEC = Path(__file__).resolve().parent.parent / "SPEC.md"
 BLOCK = re.compile(r"^```(example|comparison|holdback)\n(.*?)^```$", re.S | re.M)
 _decoder = json.JSONDecoder()
+#: A row of the family table: the profile, the models, the options as JSON (in `<code>` with
+#: HTML entities where the JSON holds a `|`, which would end a cell), the engines' parsers.
+FAMILY_ROW = re.compile(r"^\| `(\w+)` \| [^|]* \| (`[^`]+`|<code>.*?</code>) \| (.*) \|$", re.M)
 
 
 def blocks() -> list[Any]:
@@ -98,3 +108,34 @@ def test_spec_example(kind: str, body: str) -> None:
 
 def test_the_spec_has_examples() -> None:
     assert len(blocks()) >= 90
+
+
+def section(number: str) -> str:
+    """The text of SPEC.md's section `number` (`5.9`), up to the next heading."""
+    text = SPEC.read_text("utf-8")
+    start = text.index(f"### {number} ")
+    return text[start : text.index("\n#", start)]
+
+
+def test_the_options_table_lists_every_option() -> None:
+    names = re.findall(r"^\| `(\w+)` \|", section("5.1"), re.M)
+    assert sorted(names) == sorted(OPTION_NAMES)
+
+
+def family_table() -> dict[str, tuple[Any, list[tuple[str, str]]]]:
+    rows = {}
+    for match in FAMILY_ROW.finditer(section("5.9")):
+        cell = match.group(2)
+        options = html.unescape(cell[6:-7]) if cell.startswith("<code>") else cell[1:-1]
+        engines = re.findall(r"(\w+) `([^`]+)`", match.group(3))
+        rows[match.group(1)] = (json.loads(options), engines)
+    return rows
+
+
+def test_the_family_table_lists_every_family_with_its_values_and_engines() -> None:
+    rows = family_table()
+    assert list(rows) == list(FAMILIES)
+    for name, family in FAMILIES.items():
+        options, engines = rows[name]
+        assert options == family.options, name
+        assert engines == [(source.engine, source.parser) for source in family.sources], name

@@ -7,13 +7,26 @@ change stands in with a derived input and an expectation derived from the writte
 - `start_in_reasoning: true`: the written input preceded by the grammar's close delimiter,
   as its own chunk (`~start`) and glued to the first chunk (`~start.glued`), means what the
   written input means with the option off (SPEC 5.2: after the first close, routing goes on
-  as usual);
+  as usual); where the written input starts with an open delimiter, the input less that
+  open (`~start.opened`) means the same: the template gave the open;
+- tool markers (`~markers`): the written case, or a form derived from it, whose content
+  holds no marker means the same with them (SPEC 5.7);
+- `sections: one` (`~one`): the written case, or a form derived from it, with no delimiter
+  after its first block ends (by its close or a marker) means the same under one section;
+  a `~start` form whose first block is the empty one its prefixed close ends has all its
+  content after that close as text, delimiters included (SPEC 5.10);
 - another grammar (`bracket`, `kimi`, `think_only`, a custom list): the delimiters of the
   default grammar in the input renamed to the target's (`~bracket`, `~custom`), a split
   point inside a delimiter kept at the same relative place; the channels are unchanged,
   since delimiters never reach them;
-- the same grammars, input unchanged (`~text`): the default grammar's delimiters are plain
-  text under a grammar that does not have them (SPEC 4.4).
+- harmony framing (`~harmony`): blocks renamed to analysis messages, each open to
+  `<|channel|>analysis<|message|>` and each close to `<|end|>` (SPEC 5.8); not where an open
+  falls inside a block, which under harmony begins a new message;
+- the same grammars and harmony, input unchanged (`~text`): the default grammar's
+  delimiters are plain text under a grammar that does not have them (SPEC 4.4).
+
+The transforms compose, innermost first: start, markers, one section, then the grammar or
+framing (`~start+one+think_only` for DeepSeek-R1's profile, SPEC 5.9).
 
 Where a transform would change what the case means, no derived case stands in, and the
 case's SKIP says why. `conformance check` proves every derived expectation against the
