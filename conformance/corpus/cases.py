@@ -257,6 +257,7 @@ def _contract_cases(
             input=raw["input"],
             expected=raw["expected"],
             provenance=tuple(Provenance(**p) for p in raw["provenance"]),
+            source=raw.get("source"),
             note=raw.get("note"),
             file=path,
             line=line_at(index),
@@ -317,6 +318,7 @@ def _case(
             for number, v in enumerate(raw.get("variants", ()))
         ),
         provenance=tuple(Provenance(**p) for p in raw["provenance"]),
+        source=raw.get("source"),
         note=raw.get("note"),
         file=path,
         line=line_at(),

@@ -1,8 +1,9 @@
 """`conformance check`: the corpus checks itself.
 
-Schema (while loading), IDs, taxonomy and credentials in cassettes here; each case's own
-contract checks the rest (agreement with its reference; for the normalizer, conservation
-and agreement under every option profile a case's expectations must hold for).
+Schema (while loading), IDs, taxonomy (with the `source:` an entry may require) and
+credentials in cassettes here; each case's own contract checks the rest (agreement with its
+reference; for the normalizer, conservation and agreement under every option profile a
+case's expectations must hold for).
 """
 
 from __future__ import annotations
@@ -15,6 +16,9 @@ import yaml
 
 from conformance.contracts import contract_of
 from conformance.model.cases import CaseFileProblem, CaseIdentity, Corpus
+
+#: The mark of a taxonomy entry whose cases must each name their upstream `source:`.
+SOURCE_REQUIRED = "required"
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,11 +107,20 @@ def _taxonomy(
     covered: set[str] = set()
     for case in cases:
         covered.add(case.taxonomy)
-        if case.taxonomy not in taxonomy.entries:
+        info = taxonomy.entries.get(case.taxonomy)
+        if info is None:
             yield CaseFileProblem(
                 case.file,
                 case.line,
                 f"unknown taxonomy entry {case.taxonomy!r}; the entries are in {taxonomy.file}",
+            )
+        elif info.get("source") == SOURCE_REQUIRED and case.source is None:
+            yield CaseFileProblem(
+                case.file,
+                case.line,
+                f"case {case.id} ({case.slug}) has no `source:`; its taxonomy entry "
+                f"{case.taxonomy} is marked `source: required` in {taxonomy.file}: name the "
+                "upstream test file, issue or pull request the case comes from",
             )
     if coverage and taxonomy.file is not None:
         lines = taxonomy.file.read_text("utf-8").splitlines()

@@ -108,6 +108,9 @@ class CaseIdentity:
     note: str | None
     file: Path
     line: int
+    #: The upstream test file, issue or pull request the case comes from
+    #: (`ollama/ollama harmony/harmonyparser_test.go`, `ollama/ollama#18044`), where one does.
+    source: str | None = None
     #: The cassette the case's input was decoded from, if any.
     cassette: CassetteRef | None = None
     #: An unreviewed capture: every check is SKIP until it is accepted.
@@ -125,11 +128,17 @@ class CaseIdentity:
         """The case as `conformance dump` shows it, in its contract's shape."""
         raise NotImplementedError
 
-    def _provenance_json(self) -> list[dict[str, str]]:
-        return [
-            {"kind": p.kind, "ref": p.ref, **({"test": p.test} if p.test else {})}
-            for p in self.provenance
-        ]
+    def _provenance_json(self) -> dict[str, Any]:
+        """The case's `provenance` list, and its `source` where it has one."""
+        data: dict[str, Any] = {
+            "provenance": [
+                {"kind": p.kind, "ref": p.ref, **({"test": p.test} if p.test else {})}
+                for p in self.provenance
+            ]
+        }
+        if self.source is not None:
+            data["source"] = self.source
+        return data
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -184,7 +193,7 @@ class Case(CaseIdentity):
             data["whole"] = self.whole.to_json()
         if self.variants:
             data["variants"] = [variant.to_json() for variant in self.variants]
-        data["provenance"] = self._provenance_json()
+        data.update(self._provenance_json())
         return data
 
     def written_expectation(self, options: Options) -> Expectation | str:
@@ -237,7 +246,7 @@ class ContractCase(CaseIdentity):
             "level": self.level,
             "input": dict(self.input),
             "expected": dict(self.expected),
-            "provenance": self._provenance_json(),
+            **self._provenance_json(),
         }
 
 
