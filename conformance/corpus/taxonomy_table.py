@@ -22,11 +22,13 @@ def render_taxonomy(taxonomy: Taxonomy, cases: Iterable[CaseIdentity]) -> str:
             f"`{entry}`",
             info.get("section", ""),
             info.get("title", ""),
+            len(covering.get(entry, [])),
             ", ".join(sorted(covering.get(entry, []))) or "(none)",
         )
         for entry, info in taxonomy.entries.items()
     ]
-    return tabulate(rows, headers=("entry", "§", "behaviour", "cases"), tablefmt="github") + "\n"
+    headers = ("entry", "§", "behaviour", "count", "cases")
+    return tabulate(rows, headers=headers, tablefmt="github") + "\n"
 
 
 def replace_between_markers(text: str, table: str) -> str | None:
