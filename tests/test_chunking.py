@@ -196,3 +196,23 @@ def test_a_case_that_is_one_delimiter_has_no_atomic_split_point() -> None:
     assert len(plan_checks(case, DEFAULT, ("splits",))[0].requests) == 7
     (plan,) = plan_checks(case, ATOMIC, ("splits",))
     assert plan.skip == "no split points: atomic delimiters, and every cut is inside one"
+
+
+def test_a_split_knows_whether_it_cuts_a_delimiter() -> None:
+    splits = SplitRequests([Chunk(content="a</think>b")], DEFAULT.grammar)
+    assert [splits.cuts_delimiter(i) for i in range(len(splits))] == [
+        False,
+        True,
+        True,
+        True,
+        True,
+        True,
+        True,
+        True,
+        False,
+    ]
+    # Native reasoning parting a delimiter cuts it in every request.
+    parted = SplitRequests(
+        [Chunk(content="ab</th"), Chunk(reasoning="r"), Chunk(content="ink>c")], DEFAULT.grammar
+    )
+    assert all(parted.cuts_delimiter(i) for i in range(len(parted)))

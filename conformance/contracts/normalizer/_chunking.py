@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from typing import overload
 
 from conformance.model.chunks import Chunk
+from conformance.model.cuts import cuts_delimiter, inside_delimiters
 from conformance.model.grammar import Grammar
 from conformance.model.plans import UniformRequests
 from conformance.model.requests import StreamRequest
@@ -67,11 +68,6 @@ def _atoms(text: str, grammar: Grammar) -> list[str]:
     return atoms
 
 
-def _inside(text: str, grammar: Grammar) -> set[int]:
-    """The points strictly inside a delimiter occurrence of `text`."""
-    return {point for start, end, _ in grammar.occurrences(text) for point in range(start + 1, end)}
-
-
 def atomic_chunks(chunks: Sequence[Chunk], grammar: Grammar) -> Sequence[Chunk]:
     """The case's own chunking with every chunk boundary that falls inside a delimiter
     occurrence moved to the start of that delimiter (SPEC.md 5.11); the chunks themselves
@@ -121,7 +117,7 @@ def cut_points(text: str, grammar: Grammar | None, atomic: bool = False) -> list
     points = _points(text, grammar)
     if not atomic or grammar is None:
         return points
-    inside = _inside(text, grammar)
+    inside = inside_delimiters(text, grammar)
     return [point for point in points if point not in inside] if inside else points
 
 
@@ -165,6 +161,10 @@ class SplitRequests(UniformRequests):
                 offset += len(text)
         #: The characters of every request (each feeds the whole stream).
         self.chars = sum(len(text) for _, text in self._runs)
+        self._grammar = grammar
+        #: The points strictly inside a delimiter of the joined content, once asked for.
+        self._inside: set[int] | None = None
+        self._parted = False
 
     def __len__(self) -> int:
         return len(self._cuts)
@@ -191,3 +191,15 @@ class SplitRequests(UniformRequests):
         """The character offset (in the joined content) where request `position` cuts."""
         _, offset, cut = self._cuts[position]
         return offset + cut
+
+    def cuts_delimiter(self, position: int) -> bool:
+        """Whether request `position` cuts strictly inside a delimiter of the grammar: at its
+        split point, or where native reasoning parts the content in every request."""
+        if self._grammar is None:
+            return False
+        if self._inside is None:
+            self._inside = inside_delimiters(
+                "".join(chunk.content or "" for chunk in self._chunks), self._grammar
+            )
+            self._parted = cuts_delimiter((chunk.content for chunk in self._chunks), self._grammar)
+        return self._parted or self.point(position) in self._inside

@@ -42,8 +42,9 @@ def plan_checks(case: Case, options: Options, checks: Sequence[str]) -> list[Che
         else:
             requests = SplitRequests(chunks, options.grammar, options.atomic_delimiters)
             if not requests:
-                short = len(case.content or "") < 2
-                skip = NO_SPLIT_POINTS if short else NO_ATOMIC_SPLIT_POINTS
+                # Rare: worth asking whether only atomic delimiters left no point.
+                uncut = atomic is not None and len(SplitRequests(chunks, atomic)) > 0
+                skip = NO_ATOMIC_SPLIT_POINTS if uncut else NO_SPLIT_POINTS
                 plans.append(CheckPlan(case, check, [], skip=skip))
                 continue
         plans.append(CheckPlan(case, check, requests, expectation))
