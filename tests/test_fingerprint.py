@@ -12,15 +12,9 @@ from pathlib import Path
 import pytest
 
 from conformance.model.options import CHOICES, Options
-from conformance.tools.fingerprint import (
-    INCONSISTENT,
-    NONE,
-    PROBED,
-    UNDETERMINED,
-    Fingerprint,
-    fingerprint,
-)
+from conformance.tools.fingerprint import PROBED, Fingerprint, fingerprint
 from conformance.tools.fingerprint_report import render_fingerprint
+from conformance.tools.fingerprint_results import INCONSISTENT, NONE, UNDETERMINED
 from conformance.transport.impls import connect
 from conformance.transport.spec import parse_impl
 
@@ -46,7 +40,8 @@ def probe(spec: str, options: dict | None = None) -> Fingerprint:
 @pytest.mark.parametrize("options", PROFILES, ids=lambda o: json.dumps(Options(**o).differences()))
 def test_the_reference_is_recovered_under_every_profile(options: dict) -> None:
     result = probe("reference", options)
-    assert {axis.option: axis.value for axis in result.axes} == options
+    family_defaults = {"tool_markers": (), "sections": "many", "framing": "tags"}
+    assert {axis.option: axis.value for axis in result.axes} == {**options, **family_defaults}
     assert result.consistent
     assert result.declared_options() == Options(**options).differences()
 
@@ -181,7 +176,7 @@ def test_fingerprint_command_on_the_reference_through_cmd() -> None:
     done = cli("fingerprint", "--impl", f"ref={REFERENCE_CMD} --options '{options}'")
     assert done.returncode == 0, done.stdout + done.stderr
     lines = done.stdout.splitlines()
-    assert lines[0].startswith("ref: reference 0.1.0 (python), 18 probes in ")
+    assert lines[0].startswith("ref: reference 0.1.0 (python), 31 probes in ")
     assert lines[-1] == f"options to declare: {options}"
     row = next(line for line in lines if line.startswith("start_in_reasoning"))
     assert row.split()[:5] == ["start_in_reasoning", "true", "true", "yes", "orphan"]
@@ -203,3 +198,60 @@ def test_fingerprint_command_json_and_exit_status() -> None:
     assert axes["native_with_tags"]["follows"] == "merge"
     assert axes["native_with_tags"]["probes"][0]["matches"] == ["merge"]
     assert cli("fingerprint", "--impl", f"cmd:{sys.executable} {FAKE} no-hello").returncode == 2
+
+
+@pytest.mark.parametrize(
+    "family", ["qwen3", "kimi", "granite", "seed_oss", "gemma4", "deepseek_v3"]
+)
+def test_the_reference_under_a_family_profile_is_recognised_as_that_family(family: str) -> None:
+    result = probe("reference", {"profile": family})
+    assert result.consistent
+    matches, exact = result.families()
+    assert exact and family in [match.name for match in matches]
+    found = {axis.option: axis.value for axis in result.axes}
+    # Every family listed has exactly the values found (atomic delimiters aside).
+    for match in matches:
+        profile = Options.from_mapping({"profile": match.name})
+        assert found["sections"] == profile.sections
+        assert set(found["tool_markers"]) == set(profile.tool_markers)
+
+
+def test_tool_markers_sections_and_harmony_are_found_through_cmd() -> None:
+    for family, expected in [
+        ("qwen3", {"tool_markers": ("<tool_call>",), "sections": "one", "framing": "tags"}),
+        ("gpt_oss", {"tool_markers": (), "sections": "many", "framing": "harmony"}),
+    ]:
+        result = probe(f"{REFERENCE_CMD} --options '{json.dumps({'profile': family})}'")
+        assert {option: result.axis(option).value for option in expected} == expected
+        matches, exact = result.families()
+        assert exact and family in [match.name for match in matches], family
+        text = render_fingerprint(result)
+        assert "model family profiles with these values: " in text
+    # Harmony framing has its own tokens: the probes of the tag grammar are not sent.
+    assert result.requests < 15
+    assert "(harmony framing: not an option)" in render_fingerprint(result)
+
+
+def test_an_implementation_of_no_family_gets_the_closest_and_what_differs() -> None:
+    # Qwen3's tags and tool marker, but a second block parsed as a block.
+    result = probe("reference", {"profile": "qwen3", "sections": "many"})
+    matches, exact = result.families()
+    assert not exact
+    assert "qwen3" in [match.name for match in matches]
+    assert all(dict(match.differences) == {"sections": ("many", "one")} for match in matches)
+    assert (
+        "no model family profile has these values; the closest: qwen3 (sections many, "
+        "theirs one)" in render_fingerprint(result)
+    )
+    data = json.loads(render_fingerprint(result, "json"))
+    assert data["families"]["exact"] is False
+    assert data["families"]["matches"][0]["differences"] == {
+        "sections": {"found": "many", "profile": "one"}
+    }
+
+
+def test_a_broken_normalizer_is_closest_to_the_families_it_differs_least_from() -> None:
+    # Merges tag bodies with native reasoning, which no family does.
+    matches, exact = probe("python:tests.fakes.broken_impls:DuplicatesNative").families()
+    assert not exact
+    assert all("native_with_tags" in match.differences for match in matches)

@@ -121,6 +121,27 @@ def test_the_rerun_command_carries_the_options_quoted() -> None:
     assert "--options" not in rerun_command(plain, result)
 
 
+def test_the_rerun_command_names_the_profile_and_only_what_differs_from_it() -> None:
+    from conformance.reports._common import format_options
+    from conformance.reports._rerun import rerun_command
+
+    result = CaseResult("K7QF", "s", "c", "T", "must", "stream", Verdict.FAIL)
+    for given, shown, listed in [
+        ({"profile": "gpt_oss"}, {"profile": "gpt_oss"}, "profile=gpt_oss"),
+        (
+            {"profile": "qwen3", "atomic_delimiters": False},
+            {"profile": "qwen3", "atomic_delimiters": False},
+            "profile=qwen3, atomic_delimiters=false",
+        ),
+    ]:
+        # The options as a run records them: every value, and the profile they came from.
+        options = Options.from_mapping(given).to_json()
+        info = ImplementationInfo("reference", "n", "1", "python", options, "reference")
+        words = shlex.split(rerun_command(info, result))
+        assert json.loads(words[words.index("--options") + 1]) == shown
+        assert format_options(options) == listed
+
+
 @pytest.mark.parametrize(
     ("expected", "actual"),
     [
@@ -197,3 +218,26 @@ def test_one_bug_class_in_two_places_is_two_signatures_the_split_one_early() -> 
     assert groups[0].example.case == "ORP0" and groups[0].check == "whole"
     assert groups[1].example.case == "SPLT" and groups[1].signature.split_only
     assert groups[1].signature.where == "split-delimiters · stream (whole passes)"
+
+
+def test_a_run_under_a_profile_names_it_in_the_summary_and_the_reports(tmp_path: Path) -> None:
+    ran = _conformance(
+        "run",
+        "--impl",
+        "reference",
+        "--options",
+        '{"profile": "qwen3"}',
+        "--category",
+        "orphan-close",
+        "--no-growth",
+        "--report-dir",
+        str(tmp_path),
+    )
+    assert ran.returncode == 0, ran.stderr
+    head, row = ran.stdout.splitlines()[0], ran.stdout.splitlines()[2]
+    assert head.split()[:3] == ["implementation", "version", "profile"]
+    assert row.split()[0] == "reference" and row.split()[2] == "qwen3"
+    assert "| profile=qwen3 |" in (tmp_path / "report.md").read_text("utf-8")
+    assert "<td>profile=qwen3</td>" in (tmp_path / "report.html").read_text("utf-8")
+    results = json.loads((tmp_path / "results.json").read_text("utf-8"))
+    assert results["implementations"][0]["options"]["profile"] == "qwen3"

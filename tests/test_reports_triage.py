@@ -10,15 +10,18 @@ from pathlib import Path
 
 import pytest
 
+from conformance.engine.runner import run_implementation
 from conformance.model.chunks import Channels
 from conformance.model.conservation import unaccounted
 from conformance.model.options import DEFAULT
-from conformance.model.results import CaseResult, Run
+from conformance.model.results import CaseResult, ImplementationRun, Run, Verdict
 from conformance.reports import _markdown, load_results
-from conformance.reports._terminal import MAX_SIGNATURES, render_top
-from conformance.reports._triage import triage
+from conformance.reports._terminal import MAX_SIGNATURES, render_groups, render_top
+from conformance.reports._triage import cut_only_note, triage
+from conformance.transport.impls import connect
+from conformance.transport.spec import parse_impl
 
-from .helpers import cli
+from .helpers import bundled_corpus, cli
 
 GITHUB_LIMIT = 65_536
 
@@ -65,7 +68,7 @@ def test_report_md_of_a_badly_broken_normalizer_leads_with_its_smallest_failure(
     rows = re.findall(r"^\| (\d+) +\| `([\w-]+)` \w+ +\| ([^|]+?) +\| (\d+) +\|", text, re.M)
     assert rows
     assert [(name, where, int(count)) for _, name, where, count in rows] == [
-        (group.bug.name, group.signature.where, group.count) for group in groups[: len(rows)]
+        (group.bug.name, group.where, group.count) for group in groups[: len(rows)]
     ]
     impl = "python:tests.fakes.broken_impls:PerChunkRegex"
     example = groups[0].example
@@ -100,7 +103,7 @@ def test_the_terminal_prints_the_top_of_the_list(broken_run: tuple[Run, Path]) -
     numbered = [line.split()[1] for line in lines if re.match(r"^  \d+\. ", line)]
     assert numbered == [group.bug.name for group in groups[:MAX_SIGNATURES]]
     example = groups[0].example
-    assert f"in {groups[0].signature.where}: " in top
+    assert f"in {groups[0].where}: " in top
     assert f"smallest {example.case} {example.slug}" in top
     assert f"--id {example.case} --check {example.check}" in top
     # A few lines per signature, the rest counted by class.
@@ -145,10 +148,43 @@ def test_github_annotations_name_each_bug_signature_in_the_terminal_order(
     assert [line.split("%3A ")[1].split(" (")[0] for line in named] == [
         group.bug.name for group in groups[: len(named)]
     ]
-    assert f"in {groups[0].signature.where}" in lines[0]
+    assert f"in {groups[0].where}" in lines[0]
     assert "rerun: conformance run --impl" in lines[0]
     assert all("\n" not in line for line in lines)
     assert annotations.render(replace(run, implementations=[])) == ""
     assert annotations.render(run, limit=2).splitlines()[-1].startswith("::error title=more")
     assert annotations.main([str(directory / "results.json")]) == 0
     assert annotations.main([]) == 2
+
+
+def _split_run(spec: str, options: dict[str, object], taxonomy: str) -> ImplementationRun:
+    """A run of the cases of one taxonomy family alone (a fraction of a second)."""
+    cases = [case for case in bundled_corpus().cases if case.taxonomy.startswith(taxonomy)]
+    return run_implementation(connect(parse_impl(spec, options)), cases)
+
+
+def test_failures_only_where_a_delimiter_is_cut_are_told_apart() -> None:
+    # NoCarry finds a delimiter only within one chunk: every failure cuts one.
+    run = _split_run(
+        "python:tests.fakes.broken_impls:NoCarry", {"native_with_tags": "merge"}, "SPLIT"
+    )
+    splits = [r for r in run.results if r.check == "splits" and r.verdict == Verdict.FAIL]
+    assert splits and all(r.cut_only for r in splits)
+    groups = triage(run)
+    assert groups and all(group.cut_only for group in groups)
+    assert all(group.where.endswith(", only when a delimiter is cut)") for group in groups)
+    checks = sum(group.count for group in groups)
+    note = cut_only_note(groups)
+    assert note.startswith(f"{checks} of them fail only when a delimiter is cut")
+    assert render_groups(run.info, groups, 3)[1] == "  " + note
+
+
+def test_a_failure_where_no_delimiter_is_cut_is_not_called_cut_only() -> None:
+    # A regex over each chunk misses a block whose open and close come in different chunks,
+    # wherever the cut between them is.
+    run = _split_run("python:tests.fakes.broken_impls:PerChunkRegex", {}, "BLOCK")
+    groups = triage(run)
+    splits = [g for g in groups if g.check == "splits" and g.signature.split_only]
+    assert splits and not any(group.cut_only for group in splits)
+    failed = [r for r in run.results if r.check == "splits" and r.verdict == Verdict.FAIL]
+    assert failed and not any(r.cut_only for r in failed)

@@ -31,11 +31,13 @@ from conformance.corpus.cases import bundled_cases_dir
 from conformance.corpus.select import Selection
 from conformance.model.c_scan import C_SCAN
 
-#: Commands imported only when one of them runs: the corpus's own and the capture tools.
+#: Commands imported only when one of them runs: the corpus's own, the profiles and the
+#: capture tools.
 LAZY_COMMANDS = {
     "check": "conformance.cli.corpus_commands:check",
     "dump": "conformance.cli.corpus_commands:dump",
     "taxonomy": "conformance.cli.corpus_commands:taxonomy",
+    "profiles": "conformance.cli.profiles_command:profiles",
     "decode": "conformance.cli.capture_commands:decode",
     "import": "conformance.cli.capture_commands:import_",
     "approve": "conformance.cli.capture_commands:approve",

@@ -87,6 +87,9 @@ class CaseResult:
     derived: Mapping[str, str] | None = None
     #: For the growth check (SPEC 14): the lengths, median times and fitted exponent.
     growth: Mapping[str, Any] | None = None
+    #: True when every request of the check that failed cut inside a delimiter, the others
+    #: passing (a `splits` check under options without atomic delimiters, SPEC.md 5.11).
+    cut_only: bool | None = None
 
     def to_json(self) -> dict[str, Any]:
         data: dict[str, Any] = {
@@ -110,6 +113,7 @@ class CaseResult:
             "digests",
             "derived",
             "growth",
+            "cut_only",
         ):
             value = getattr(self, name)
             if value not in (None, ""):

@@ -24,14 +24,22 @@ VERDICTS = tuple(Verdict)
 
 
 def option_differences(options: Mapping[str, Any]) -> dict[str, Any]:
-    """The declared options that differ from the spec's default profile."""
+    """The declared options as `--options` would give them: the model-family profile they
+    came from (SPEC.md 5.9) and the values that differ from its own, or without a profile
+    the values that differ from the spec's default."""
     try:
-        return Options.from_mapping(options).differences()
+        resolved = Options.from_mapping(options)
     except OptionsError:
         # An implementation may declare options this harness does not know: show them as
         # declared rather than hide them.
         default = DEFAULT.to_json()
         return {name: value for name, value in options.items() if default.get(name) != value}
+    if resolved.profile is None:
+        return resolved.differences()
+    base = Options.from_mapping({"profile": resolved.profile}).to_json()
+    values = resolved.to_json()
+    changed = {name: value for name, value in values.items() if value != base[name]}
+    return {"profile": resolved.profile, **changed}
 
 
 def format_options(options: Mapping[str, Any]) -> str:

@@ -67,7 +67,7 @@ def _group(info: ImplementationInfo, number: int, group: BugGroup) -> str:
         f' data-category="{attr(group.category)}" data-check="{attr(group.check)}"'
         f"{' open' if number <= OPEN else ''}>",
         f"<summary><h4>{number}. <code>{esc(group.bug.name)}</code> in"
-        f" {esc(group.signature.where)} <small>{esc(group.bug.title)} · {esc(group.level)}"
+        f" {esc(group.where)} <small>{esc(group.bug.title)} · {esc(group.level)}"
         f" · {esc(group.counts)}</small></h4></summary>",
         f'<div class="label">smallest failing input: {badge(example.verdict)}'
         f' <a href="#case-{attr(example.case)}"><code>{esc(example.case)}</code></a>'

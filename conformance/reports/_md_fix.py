@@ -12,7 +12,7 @@ from ._example import input_strip, short_diff
 from ._md import code, text
 from ._md_detail import detail
 from ._rerun import rerun_command
-from ._triage import BugGroup, bug_classes, triage
+from ._triage import BugGroup, bug_classes, cut_only_note, triage
 
 #: Signatures listed per implementation; the rest are counted by class.
 MAX_LISTED = 25
@@ -48,6 +48,9 @@ def fix_blocks(
         "",
         tabulate(rows[:listed], HEADERS, tablefmt="github", disable_numparse=True),
     ]
+    note = cut_only_note(groups)
+    if note:
+        head[3:3] = ["", note]
     left = groups[listed:]
     if left:
         checks = sum(group.count for group in left)
@@ -86,7 +89,7 @@ def _rows(implementation: ImplementationRun, groups: list[BugGroup]) -> list[lis
             [
                 str(number),
                 f"{code(group.bug.name)} {group.level}",
-                text(group.signature.where),
+                text(group.where),
                 str(group.count),
                 f"{code(example.case)} {text(example.slug)}",
                 "" if strip is None else code(strip),
@@ -99,7 +102,7 @@ def _rows(implementation: ImplementationRun, groups: list[BugGroup]) -> list[lis
 
 def _entry(implementation: ImplementationRun, number: int, group: BugGroup) -> list[str]:
     return [
-        f"### {number}. {code(group.bug.name)} in {text(group.signature.where)}:"
+        f"### {number}. {code(group.bug.name)} in {text(group.where)}:"
         f" {text(group.bug.title)} · {group.level} · {group.counts}",
         "",
         *detail(group.example, implementation.info, heading="####"),

@@ -14,7 +14,7 @@ from conformance.model.results import ImplementationInfo, Run
 
 from ._example import cut, example_lines
 from ._rerun import rerun_command
-from ._triage import BugGroup, bug_classes, triage
+from ._triage import BugGroup, bug_classes, cut_only_note, triage
 
 #: Signatures shown per implementation; the rest are counted.
 MAX_SIGNATURES = 8
@@ -42,6 +42,9 @@ def render_groups(info: ImplementationInfo, groups: list[BugGroup], limit: int) 
         f" in {len(groups)} signature{'s' if len(groups) != 1 else ''}"
         " (class · category · check), each with its smallest failing input:"
     ]
+    note = cut_only_note(groups)
+    if note:
+        out.insert(1, "  " + note)
     for number, group in enumerate(groups[:limit], 1):
         lines = group_lines(info, group)
         head = f"  {number}. "
@@ -55,7 +58,7 @@ def group_lines(info: ImplementationInfo, group: BugGroup) -> list[str]:
     example = group.example
     return [
         f"{group.bug.name} ({group.level}): {group.bug.title}",
-        f"in {group.signature.where}: {group.counts}; smallest {example.case} {example.slug}",
+        f"in {group.where}: {group.counts}; smallest {example.case} {example.slug}",
         *example_lines(example),
         "rerun     " + cut(rerun_command(info, example), 1000),
     ]

@@ -19,6 +19,7 @@ from __future__ import annotations
 from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass
 
+from conformance.model.cuts import cuts_delimiter
 from conformance.model.grammar import Grammar
 from conformance.model.options import DEFAULT, Options, OptionsError
 from conformance.model.results import LEVELS, CaseResult, ImplementationRun, Verdict
@@ -31,6 +32,8 @@ FAILING = (Verdict.FAIL, Verdict.ERROR, Verdict.TIMEOUT)
 #: The check of a case's unsplit form: a failure elsewhere whose whole form passes is a
 #: bug of chunking.
 WHOLE = "whole"
+#: The check of every two-chunk split: it knows which of its failures cut a delimiter.
+SPLITS = "splits"
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,6 +58,15 @@ class BugGroup:
 
     signature: Signature
     results: list[CaseResult]
+    #: Every one of its checks fails only where a delimiter is cut (`delimiter_cut_only`).
+    cut_only: bool = False
+
+    @property
+    def where(self) -> str:
+        """The signature's `where`, with `only when a delimiter is cut` when that holds."""
+        if self.cut_only:
+            return self.signature.where.removesuffix(")") + ", only when a delimiter is cut)"
+        return self.signature.where
 
     @property
     def bug(self) -> BugClass:
@@ -154,6 +166,35 @@ def signatures(implementation: ImplementationRun) -> dict[int, Signature]:
     return found
 
 
+def cut_only_results(
+    implementation: ImplementationRun, signed: Mapping[int, Signature]
+) -> set[int]:
+    """The `id` of each failing result whose whole form passes and that fails only where a
+    delimiter is cut."""
+    grammar = grammar_of(implementation)
+    cut_splits = {r.case for r in implementation.results if r.check == SPLITS and r.cut_only}
+    return {
+        id(result)
+        for result in implementation.results
+        if id(result) in signed
+        and signed[id(result)].split_only
+        and delimiter_cut_only(result, cut_splits, grammar)
+    }
+
+
+def delimiter_cut_only(result: CaseResult, cut_splits: set[str], grammar: Grammar) -> bool:
+    """Whether a failure shows only where a delimiter is cut (SPEC.md 5.11: under atomic
+    delimiters no check feeds such a chunking). A `splits` check knows it of itself: every
+    split that failed cut inside a delimiter. A check of one chunking (`stream`, `chars`)
+    has no uncut chunking to compare with: it counts when its chunking cuts inside a
+    delimiter and every split of the same case that cuts none passed."""
+    if result.check == SPLITS:
+        return bool(result.cut_only)
+    if result.case not in cut_splits or result.chunks is None or result.digests:
+        return False  # no evidence, or an input kept only in part
+    return cuts_delimiter((chunk.get("content") for chunk in result.chunks), grammar)
+
+
 def triage(implementation: ImplementationRun) -> list[BugGroup]:
     """The implementation's failing checks by signature, in the order to read them: first
     the most severe signature of each bug class, then of each class the first that fails only
@@ -165,8 +206,16 @@ def triage(implementation: ImplementationRun) -> list[BugGroup]:
         signature = signed.get(id(result))
         if signature is not None:
             by_signature.setdefault(signature, []).append(result)
+    cut = cut_only_results(implementation, signed)
     groups = sorted(
-        (BugGroup(key, sorted(rows, key=severity_then_size)) for key, rows in by_signature.items()),
+        (
+            BugGroup(
+                key,
+                sorted(rows, key=severity_then_size),
+                all(id(row) in cut for row in rows),
+            )
+            for key, rows in by_signature.items()
+        ),
         key=_order,
     )
     novelty: list[Callable[[BugGroup], Hashable]] = [
@@ -197,3 +246,15 @@ def _order(group: BugGroup) -> tuple[int, int, int, int]:
 def bug_classes(groups: list[BugGroup]) -> list[BugClass]:
     """The bug classes of some groups, in the order the groups first show them."""
     return list(dict.fromkeys(group.bug for group in groups))
+
+
+def cut_only_note(groups: list[BugGroup]) -> str:
+    """A sentence counting the failing checks that show only where a delimiter is cut, or
+    nothing when there are none."""
+    checks = sum(group.count for group in groups if group.cut_only)
+    if not checks:
+        return ""
+    return (
+        f"{checks} of them fail only when a delimiter is cut: with atomic_delimiters (a model"
+        " that emits each delimiter as one token, SPEC.md 5.11) no check feeds such a chunking."
+    )

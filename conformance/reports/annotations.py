@@ -33,7 +33,7 @@ def render(run: Run, *, limit: int = MAX_ANNOTATIONS) -> str:
         for group in triage(implementation):
             example = group.example
             message = (
-                f"in {group.signature.where}: {group.counts}; smallest:"
+                f"in {group.where}: {group.counts}; smallest:"
                 f" {example.case} {example.slug} [{example.check}]: {example.reason}"
                 f" · rerun: {rerun_command(implementation.info, example)}"
             )

@@ -205,8 +205,11 @@ class ReportWriter(Handler):
 def summary_table(run: Run) -> str:
     shown = [v for v in Verdict if any(r.summary[v.value] for r in run.implementations)]
     not_run = any(impl.not_run for impl in run.implementations)
+    # The model-family profile (SPEC.md 5.9) a run's options came from, when any has one.
+    profiles = [impl.info.options.get("profile") or "" for impl in run.implementations]
+    profiled = any(profiles)
     rows = []
-    for impl in run.implementations:
+    for impl, profile in zip(run.implementations, profiles, strict=True):
         if impl.failure:
             status = "cannot start"
         elif impl.not_run:
@@ -220,6 +223,7 @@ def summary_table(run: Run) -> str:
             [
                 impl.info.label,
                 impl.info.version,
+                *([profile] if profiled else []),
                 *(impl.summary[v.value] for v in shown),
                 *extra,
                 status,
@@ -228,6 +232,7 @@ def summary_table(run: Run) -> str:
     headers = [
         "implementation",
         "version",
+        *(["profile"] if profiled else []),
         *(v.value for v in shown),
         *(["not run"] if not_run else []),
         "status",

@@ -23,7 +23,8 @@ from conformance.reports._bugclass import CLASSES, classify
 from conformance.reports._common import format_options
 from conformance.reports._markdown import _category_table, cell, code, text
 from conformance.tools.bench import render_bench
-from conformance.tools.fingerprint import PROBED, format_value
+from conformance.tools.fingerprint import PROBED
+from conformance.tools.fingerprint_results import format_value
 from conformance.tools.matrix import FAILED, Entry, Matrix
 
 COMMAND = "conformance matrix --docs docs/ecosystem.md"

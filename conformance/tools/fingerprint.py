@@ -21,118 +21,80 @@ own (`["<think>", "a", "</think>", "b"]`), so that normalizers that recognise a 
 it arrives whole are fingerprinted too. Only final channel texts are compared (a
 whitespace-only difference still agrees, as in SPEC.md 8.2): this is about policy; delimiters
 split across chunks, promptness and everything else are what `conformance run` checks.
+
+Last, the values found are compared with the model-family profiles (SPEC.md 5.9,
+`fingerprint_families`): the families with those values, or the closest ones.
 """
 
 from __future__ import annotations
 
+import functools
 import itertools
-import json
-import re
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
 from conformance.model.chunks import Channels, Chunk
-from conformance.model.grammar import PRESETS
 from conformance.model.judge import compare
-from conformance.model.options import CHOICES, DEFAULT, OPTION_NAMES, Options, Pairs
+from conformance.model.options import (
+    CHOICES,
+    DEFAULT,
+    OPTION_NAMES,
+    Options,
+    OptionsError,
+    Pairs,
+)
 from conformance.model.requests import Ok, Reply, StreamRequest
 from conformance.model.results import ImplementationInfo, Verdict
 from conformance.reference import join, normalize_stream
+from conformance.tools.fingerprint_families import FamilyMatch, family_matches
 from conformance.tools.fingerprint_probes import (
+    FAMILY_GRAMMARS,
+    FAMILY_PAIRS,
     KNOWN_PAIRS,
+    MARKERS,
     PROBES,
     Probe,
-    _pair_probe_name,
-    _stream,
+    marker_probe,
+    pair_probe,
+)
+from conformance.tools.fingerprint_results import (
+    INCONSISTENT,
+    NONE,
+    UNDETERMINED,
+    AxisResult,
+    ProbeResult,
+    format_value,
+    items_of,
+    json_value,
 )
 from conformance.transport.connections import Connection
 
-#: Every probe agrees with some value, but no single value agrees with all of them.
-INCONSISTENT = "inconsistent"
-#: On at least one probe the output agrees with no value at all (e.g. an orphan close shown).
-NONE = "none"
-#: No probe could decide: each failed (error, timeout, unsupported) or agreed with every value.
-UNDETERMINED = "undetermined"
-NOT_FOUND = (INCONSISTENT, NONE, UNDETERMINED)
-
-#: The order options are decided in. Delimiter probes begin with an open delimiter, which
-#: makes them independent of start_in_reasoning; the delimiters found build the other probes.
-ORDER = ("delimiters", "start_in_reasoning", "unclosed_at_end", "native_with_tags", "matching")
-#: The options a fingerprint probes, in the order SPEC.md lists them.
-PROBED = tuple(name for name in OPTION_NAMES if name in ORDER)
-
-
-@dataclass(frozen=True, slots=True)
-class ProbeResult:
-    """What one probe showed: the implementation's output and the reference's per value."""
-
-    name: str
-    chunks: tuple[Chunk, ...]
-    #: The implementation's final channel texts; None when it did not answer with a split.
-    actual: Mapping[str, str] | None
-    #: Why there is no output (error, timeout, unsupported); None when there is one.
-    problem: str | None
-    #: (candidate value, the reference's possible channel texts under it: several when an
-    #: option decided later changes them), in the option's value order.
-    expected: tuple[tuple[Any, tuple[Mapping[str, str], ...]], ...]
-    #: The candidate values whose reference output the implementation's output agrees with.
-    matches: tuple[Any, ...]
-
-    @property
-    def discriminating(self) -> bool:
-        """Whether the candidate values give different outputs here (else it decides nothing)."""
-        return len({_key(outputs) for _, outputs in self.expected}) > 1
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "probe": self.name,
-            "chunks": [chunk.to_json() for chunk in self.chunks],
-            "actual": None if self.actual is None else dict(self.actual),
-            "problem": self.problem,
-            "expected": [
-                {"value": _json_value(value), "outputs": [dict(c) for c in outputs]}
-                for value, outputs in self.expected
-            ],
-            "matches": [_json_value(value) for value in self.matches],
-            "discriminating": self.discriminating,
-        }
-
-
-@dataclass(frozen=True, slots=True)
-class AxisResult:
-    """One option: the value the implementation follows, or why there is none, and why."""
-
-    option: str
-    #: An option value (a custom delimiter list as a tuple of pairs), or one of NOT_FOUND.
-    value: Any
-    #: The value the implementation declares (JSON-shaped).
-    declared: Any
-    probes: tuple[ProbeResult, ...]
-
-    @property
-    def found(self) -> bool:
-        return not (isinstance(self.value, str) and self.value in NOT_FOUND)
-
-    @property
-    def agrees(self) -> bool:
-        """Whether the implementation does what it declares for this option."""
-        return self.found and _json_value(self.value) == self.declared
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "option": self.option,
-            "follows": _json_value(self.value),
-            "declared": self.declared,
-            "agrees": self.agrees,
-            "probes": [probe.to_json() for probe in self.probes],
-        }
+#: The order options are decided in, after the framing. Delimiter probes begin with an open
+#: delimiter, which makes them independent of start_in_reasoning; the delimiters found build
+#: the other probes. Tool markers come last, with every other option found.
+ORDER = (
+    "delimiters",
+    "sections",
+    "start_in_reasoning",
+    "unclosed_at_end",
+    "native_with_tags",
+    "matching",
+)
+#: The policy options of SPEC.md 5.1-5.5, in the order SPEC.md lists them.
+PROBED = ("delimiters", "matching", "start_in_reasoning", "native_with_tags", "unclosed_at_end")
+#: Every option a fingerprint finds: the policy options and those of the model-family
+#: profiles (SPEC.md 5.7, 5.8, 5.10). Whether chunk boundaries fall inside delimiters
+#: (`atomic_delimiters`) is not a behaviour: probes send every delimiter whole.
+AXES = tuple(name for name in OPTION_NAMES if name != "atomic_delimiters")
+#: What harmony framing has its own way of doing (SPEC.md 5.8): not options under it.
+FRAMED = ("delimiters", "matching", "tool_markers", "sections")
 
 
 @dataclass(frozen=True, slots=True)
 class Fingerprint:
-    """The fingerprint of one implementation: one `AxisResult` per option of SPEC.md 5.1."""
+    """The fingerprint of one implementation: one `AxisResult` per option of AXES."""
 
     info: ImplementationInfo
     axes: tuple[AxisResult, ...]
@@ -154,9 +116,9 @@ class Fingerprint:
         declaration makes such an implementation conform, so it keeps the default."""
         default = DEFAULT.to_json()
         return {
-            axis.option: _json_value(axis.value)
+            axis.option: json_value(axis.value)
             for axis in self.axes
-            if axis.found and _json_value(axis.value) != default[axis.option]
+            if axis.found and json_value(axis.value) != default[axis.option]
         }
 
     @property
@@ -164,13 +126,23 @@ class Fingerprint:
         """Whether every option follows one value and it is the declared one."""
         return all(axis.agrees for axis in self.axes)
 
+    def families(self) -> tuple[tuple[FamilyMatch, ...], bool]:
+        """The model-family profiles whose values are those found, and whether they match
+        exactly (else the closest ones, with the options that differ)."""
+        return family_matches({axis.option: axis.value for axis in self.axes})
+
     def to_json(self) -> dict[str, Any]:
+        matches, exact = self.families()
         return {
             "implementation": self.info.to_json(),
             "seconds": round(self.seconds, 4),
             "requests": self.requests,
             "consistent": self.consistent,
             "declare": self.declared_options(),
+            "families": {
+                "exact": exact,
+                "matches": [match.to_json(json_value) for match in matches],
+            },
             "axes": [axis.to_json() for axis in self.axes],
         }
 
@@ -184,68 +156,104 @@ def fingerprint(connection: Connection) -> Fingerprint:
     Sends a few dozen small stream requests, in a handful of batches; the connection stays
     open."""
     started = time.perf_counter()
-    replies: dict[tuple[Chunk, ...], Reply] = {}
-    profile = Options.from_mapping(connection.info.options)
-    declared = profile.to_json()
-    # A declared custom grammar is a candidate too, and its pairs are probed: a custom
-    # grammar is recovered from pairs the probes know, and a delimiter no probe knows is
-    # text to every named grammar.
-    custom = () if isinstance(profile.delimiters, str) else profile.delimiters
-    decided: dict[str, Any] = {}
-    axes: dict[str, AxisResult] = {}
+    prober = _Prober(connection, Options.from_mapping(connection.info.options))
+    # The framing first: under harmony the delimiters, matching, markers and sections are
+    # its own, and the other probes are built from its analysis message.
+    prober.decide("framing", PROBES["framing"](DEFAULT), ORDER)
+    if prober.decided.get("framing") == "harmony":
+        for option in FRAMED:
+            prober.fix(option)
     for option in ORDER:
-        context = Options(**{**_defaults(), **decided})
-        probes = PROBES[option](context)
+        if option in prober.axes:
+            continue
+        probes = PROBES[option](prober.context())
         if option == "delimiters":
-            probes += [
-                Probe(_pair_probe_name(pair), _stream(pair, _pair_probe_name(pair)))
-                for pair in custom
-                if pair not in KNOWN_PAIRS
-            ]
-        _ask(connection, [probe.chunks for probe in probes], replies)
-        free = [name for name in ORDER if name != option and name not in decided]
-        results = tuple(
-            _probe_result(probe, replies[probe.chunks], option, context, free, custom)
-            for probe in probes
-        )
-        result = AxisResult(option, _decide(option, results), declared[option], results)
-        axes[option] = result
-        if result.found:
-            decided[option] = result.value
+            known = {*KNOWN_PAIRS, *FAMILY_PAIRS}
+            probes += [pair_probe(pair) for pair in prober.custom if pair not in known]
+        prober.decide(option, probes, prober.free(option))
+    if "tool_markers" not in prober.axes:
+        prober.decide_markers()
     return Fingerprint(
         connection.info,
-        tuple(axes[name] for name in PROBED),
+        tuple(prober.axes[name] for name in AXES),
         time.perf_counter() - started,
-        len(replies),
+        len(prober.replies),
     )
+
+
+class _Prober:
+    """What a fingerprint has asked and decided so far."""
+
+    def __init__(self, connection: Connection, declared: Options) -> None:
+        self.connection = connection
+        self.replies: dict[tuple[Chunk, ...], Reply] = {}
+        self.declared = declared.to_json()
+        # A declared custom grammar is a candidate too, and its pairs are probed: a custom
+        # grammar is recovered from pairs the probes know, and a delimiter no probe knows is
+        # text to every named grammar. Declared tool markers are probed too.
+        self.custom: Pairs = () if isinstance(declared.delimiters, str) else declared.delimiters
+        self.markers = tuple(dict.fromkeys((*MARKERS, *declared.tool_markers)))
+        self.decided: dict[str, Any] = {}
+        self.axes: dict[str, AxisResult] = {}
+
+    def context(self) -> Options:
+        return Options(**{**_defaults(), **self.decided})
+
+    def free(self, option: str) -> list[str]:
+        """The options not decided yet, besides `option`: they take every value."""
+        return [name for name in ORDER if name != option and name not in self.decided]
+
+    def fix(self, option: str) -> None:
+        """An option the framing decides: its default, with nothing to probe."""
+        value = getattr(DEFAULT, option)
+        self.axes[option] = AxisResult(option, value, self.declared[option], ())
+        self.decided[option] = value
+
+    def decide(self, option: str, probes: Sequence[Probe], free: Sequence[str]) -> None:
+        context = self.context()
+        values = candidates(option, self.custom)
+        results = tuple(
+            _probe_result(probe, reply, option, context, free, values)
+            for probe, reply in zip(probes, self.ask(probes), strict=True)
+        )
+        self.record(AxisResult(option, _decide(option, results), self.declared[option], results))
+
+    def decide_markers(self) -> None:
+        """Each marker has a probe of its own, decided between without it and with it."""
+        context = self.context()
+        free = self.free("tool_markers")
+        probes = [marker_probe(context, marker) for marker in self.markers]
+        results = tuple(
+            _probe_result(probe, reply, "tool_markers", context, free, ((), (probe.about,)))
+            for probe, reply in zip(probes, self.ask(probes), strict=True)
+        )
+        value = _recognised(results)
+        self.record(AxisResult("tool_markers", value, self.declared["tool_markers"], results))
+
+    def record(self, axis: AxisResult) -> None:
+        self.axes[axis.option] = axis
+        if axis.found:
+            self.decided[axis.option] = axis.value
+
+    def ask(self, probes: Sequence[Probe]) -> list[Reply]:
+        """Send the streams not asked yet, in one batch (pipelined for `cmd:`)."""
+        missing = list(dict.fromkeys(p.chunks for p in probes if p.chunks not in self.replies))
+        if missing:
+            answers = self.connection.send([StreamRequest(chunks) for chunks in missing])
+            self.replies.update(zip(missing, answers, strict=True))
+        return [self.replies[probe.chunks] for probe in probes]
 
 
 def _defaults() -> dict[str, Any]:
     return {name: getattr(DEFAULT, name) for name in OPTION_NAMES}
 
 
-def _ask(
-    connection: Connection,
-    streams: Sequence[tuple[Chunk, ...]],
-    replies: dict[tuple[Chunk, ...], Reply],
-) -> None:
-    """Send the streams not asked yet, in one batch (pipelined for `cmd:`)."""
-    missing = list(dict.fromkeys(chunks for chunks in streams if chunks not in replies))
-    if missing:
-        answers = connection.send([StreamRequest(chunks) for chunks in missing])
-        replies.update(zip(missing, answers, strict=True))
-
-
 def candidates(option: str, custom: Pairs = ()) -> tuple[Any, ...]:
-    """The values an option is decided among: its named values, and a declared custom
-    grammar for the delimiters."""
-    if option == "delimiters" and custom:
-        return (*CHOICES[option], custom)
+    """The values an option is decided among: its named values, and for the delimiters the
+    model families' grammars and a declared custom one."""
+    if option == "delimiters":
+        return tuple(dict.fromkeys((*CHOICES[option], *FAMILY_GRAMMARS, *filter(None, [custom]))))
     return CHOICES[option]
-
-
-def pairs_of(value: Any) -> Pairs:
-    return PRESETS[value] if isinstance(value, str) else value
 
 
 def _probe_result(
@@ -254,29 +262,43 @@ def _probe_result(
     option: str,
     context: Options,
     free: Sequence[str],
-    custom: Pairs = (),
+    values: Sequence[Any],
 ) -> ProbeResult:
-    """Judge one probe: under each value of `option`, the reference's possible outputs (the
-    options in `free`, not decided yet, take every value) against the implementation's."""
-    chunks = [chunk.to_json() for chunk in probe.chunks]
-    expected = []
-    for value in candidates(option, custom):
-        outputs: dict[str, dict[str, str]] = {}
-        for combo in itertools.product(*(CHOICES[name] for name in free)):
-            options = replace(context, **{option: value, **dict(zip(free, combo, strict=True))})
-            channels = dict(join(normalize_stream(chunks, options)))
-            outputs.setdefault(json.dumps(channels), channels)
-        expected.append((value, tuple(outputs.values())))
+    """Judge one probe: under each of the `values` of `option`, the reference's possible
+    outputs (the options in `free`, not decided yet, take every value they can take with
+    it) against the implementation's."""
+    expected = tuple(
+        (value, tuple(map(dict, _outputs(probe.chunks, context, option, value, tuple(free)))))
+        for value in values
+    )
     problem = _problem(reply)
     if not isinstance(reply, Ok) or reply.deltas is None:
-        return ProbeResult(probe.name, probe.chunks, None, problem, tuple(expected), ())
+        return ProbeResult(probe.name, probe.chunks, None, problem, expected, (), probe.about)
     actual = dict(join(reply.deltas))
     matches = tuple(
         value
         for value, outputs in expected
         if any(_agrees(channels, actual) for channels in outputs)
     )
-    return ProbeResult(probe.name, probe.chunks, actual, None, tuple(expected), matches)
+    return ProbeResult(probe.name, probe.chunks, actual, None, expected, matches, probe.about)
+
+
+@functools.lru_cache(maxsize=1 << 14)
+def _outputs(
+    chunks: tuple[Chunk, ...], context: Options, option: str, value: Any, free: tuple[str, ...]
+) -> tuple[tuple[tuple[str, str], ...], ...]:
+    """The reference's distinct channels for a probe under `context` with `option` at
+    `value`, the `free` options at every value they can take with it. Remembered: every
+    fingerprint asks the same thousands (the delimiter probes are the same for all)."""
+    chunk_json = [chunk.to_json() for chunk in chunks]
+    outputs: dict[tuple[tuple[str, str], ...], None] = {}
+    for combo in itertools.product(*(CHOICES[name] for name in free)):
+        try:
+            options = replace(context, **{option: value, **dict(zip(free, combo, strict=True))})
+        except OptionsError:
+            continue  # harmony framing with a delimiter list, say: not a policy at all
+        outputs.setdefault(tuple(join(normalize_stream(chunk_json, options)).items()), None)
+    return tuple(outputs)
 
 
 def _agrees(expected: Mapping[str, str], actual: Mapping[str, str]) -> bool:
@@ -307,50 +329,25 @@ def _decide(option: str, probes: Sequence[ProbeResult]) -> Any:
     if len(common) == 1:
         return common.pop()
     if option == "delimiters" and not common:
-        return _recognised_pairs(useful)
+        found = _recognised(useful)
+        return NONE if found == () else found
     return INCONSISTENT if not common else UNDETERMINED
 
 
-def _recognised_pairs(probes: Sequence[ProbeResult]) -> Any:
-    """No named grammar fits: the pairs whose probe was recognised form a custom grammar
-    (e.g. `<think>` and `[THINK]` both), provided each probe clearly was or was not."""
+def _recognised(probes: Sequence[ProbeResult]) -> Any:
+    """The items (delimiter pairs, tool markers) whose probe was recognised, as a list:
+    without a named value that fits, the pairs form a custom grammar (e.g. `<think>` and
+    `[THINK]` both), provided each probe clearly was or was not recognised."""
+    useful = [p for p in probes if p.problem is None and p.discriminating]
+    if not useful:
+        return UNDETERMINED
     recognised = []
-    for probe in probes:
-        pair = _probe_pair(probe)
-        with_pair = {value for value in probe.matches if pair in pairs_of(value)}
-        if with_pair and len(with_pair) < len(probe.matches):
-            return INCONSISTENT  # agrees both with grammars that have it and that do not
-        if with_pair:
-            recognised.append(pair)
-    return tuple(recognised) if recognised else NONE
-
-
-def _probe_pair(probe: ProbeResult) -> tuple[str, str]:
-    """The delimiter pair a delimiters probe is about."""
-    return next(
-        (o, c)
-        for o, c in re.findall(r"(.+?)a(.+?)b$", probe.name)
-        if probe.name == _pair_probe_name((o, c))
-    )
-
-
-# --- display ----------------------------------------------------------------------------------
-
-
-def _json_value(value: Any) -> Any:
-    if isinstance(value, tuple):
-        return [{"open": o, "close": c} for o, c in value]
-    return value
-
-
-def format_value(value: Any) -> str:
-    """An option value as short text: `true`, `merge`, `custom: <think>, [THINK]`."""
-    if isinstance(value, bool):
-        return json.dumps(value)
-    if isinstance(value, tuple):
-        return "custom: " + ", ".join(o for o, _ in value)
-    return str(value)
-
-
-def _key(outputs: Sequence[Mapping[str, str]]) -> str:
-    return json.dumps(sorted(json.dumps(dict(channels), sort_keys=True) for channels in outputs))
+    for probe in useful:
+        with_item = {value for value in probe.matches if probe.about in items_of(value)}
+        if not probe.matches:
+            return NONE
+        if with_item and len(with_item) < len(probe.matches):
+            return INCONSISTENT  # agrees both with values that have it and that do not
+        if with_item:
+            recognised.append(probe.about)
+    return tuple(recognised)

@@ -1,5 +1,6 @@
 """The fingerprint's probes: for each option, a few streams that come out differently under
-its different values (SPEC.md section 5), built from the delimiters decided before."""
+its different values (SPEC.md section 5), built from the delimiters decided before; and the
+delimiters, tool markers and framing of the model-family profiles (SPEC.md 5.9)."""
 
 from __future__ import annotations
 
@@ -7,12 +8,32 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from conformance.model import harmony
 from conformance.model.chunks import Chunk
+from conformance.model.families import FAMILIES
 from conformance.model.grammar import PRESETS
 from conformance.model.options import Options, Pairs
 
 #: Every delimiter pair of the named grammars, in a fixed order: one probe each.
 KNOWN_PAIRS: Pairs = tuple(dict.fromkeys(pair for pairs in PRESETS.values() for pair in pairs))
+#: The model families' own delimiter lists (SPEC.md 5.9), each a candidate grammar.
+FAMILY_GRAMMARS: tuple[Pairs, ...] = tuple(
+    dict.fromkeys(
+        delimiters
+        for name in FAMILIES
+        if not isinstance(delimiters := Options.from_mapping({"profile": name}).delimiters, str)
+    )
+)
+#: Their pairs the named grammars lack: probed like the named grammars' pairs.
+FAMILY_PAIRS: Pairs = tuple(
+    dict.fromkeys(pair for pairs in FAMILY_GRAMMARS for pair in pairs if pair not in KNOWN_PAIRS)
+)
+#: Every tool marker of the model families (SPEC.md 5.7): one probe each.
+MARKERS: tuple[str, ...] = tuple(
+    dict.fromkeys(
+        marker for family in FAMILIES.values() for marker in family.options.get("tool_markers", ())
+    )
+)
 
 
 Stream = tuple[Chunk, ...]
@@ -24,6 +45,8 @@ class Probe:
 
     name: str
     chunks: Stream
+    #: The delimiter pair or the tool marker a probe of those is about.
+    about: tuple[str, str] | str | None = None
 
 
 # --- probes -----------------------------------------------------------------------------------
@@ -56,11 +79,34 @@ def _blanked(delimiter: str) -> str:
     return f"{head} {middle} {last}"
 
 
+def pair_probe(pair: tuple[str, str]) -> Probe:
+    """Is this pair a block? The open delimiter first: inside or outside at the start, it
+    leads to the same state."""
+    return Probe(_pair_probe_name(pair), _stream(pair, _pair_probe_name(pair)), pair)
+
+
 def delimiter_probes(context: Options) -> list[Probe]:
-    # The open delimiter first: inside or outside at the start, it leads to the same state.
-    return [
-        Probe(_pair_probe_name(pair), _stream(pair, _pair_probe_name(pair))) for pair in KNOWN_PAIRS
-    ]
+    return [pair_probe(pair) for pair in (*KNOWN_PAIRS, *FAMILY_PAIRS)]
+
+
+def marker_probe(context: Options, marker: str) -> Probe:
+    """Does this tool marker inside an open block end the block and stay text (SPEC.md 5.7)?"""
+    o, c = context.pairs[0]
+    return Probe(f"{o}a{marker}b", _stream((o, c, marker), f"{o}a{marker}b"), marker)
+
+
+def sections_probes(context: Options) -> list[Probe]:
+    """A second block after the first: a block too, or text (`sections: one`, SPEC.md 5.10)?"""
+    o, c = pair = context.pairs[0]
+    return [Probe("a second block", _stream(pair, f"{o}a{c}b{o}c{c}d"))]
+
+
+def framing_probes(context: Options) -> list[Probe]:
+    """An analysis message then a final one (SPEC.md 5.8): harmony routes them, tags keep
+    them as text."""
+    analysis = f"{harmony.CHANNEL}analysis{harmony.MESSAGE}R{harmony.ENDS[0]}"
+    final = f"{harmony.START}assistant{harmony.CHANNEL}final{harmony.MESSAGE}A{harmony.ENDS[1]}"
+    return [Probe("analysis, then final", _stream(harmony.TOKENS, analysis + final))]
 
 
 def matching_probes(context: Options) -> list[Probe]:
@@ -105,6 +151,8 @@ PROBES: dict[str, Callable[[Options], list[Probe]]] = {
     "start_in_reasoning": start_probes,
     "native_with_tags": native_probes,
     "unclosed_at_end": unclosed_probes,
+    "sections": sections_probes,
+    "framing": framing_probes,
 }
 
 

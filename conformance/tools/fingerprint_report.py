@@ -10,15 +10,9 @@ from typing import Any
 from tabulate import tabulate
 
 from conformance.model.options import Options
-from conformance.tools.fingerprint import (
-    AxisResult,
-    Fingerprint,
-    ProbeResult,
-    _probe_pair,
-    format_value,
-    pairs_of,
-)
+from conformance.tools.fingerprint import Fingerprint
 from conformance.tools.fingerprint_probes import Stream
+from conformance.tools.fingerprint_results import AxisResult, ProbeResult, format_value, items_of
 
 
 def _show_chunks(chunks: Stream) -> str:
@@ -41,7 +35,8 @@ def _show(channels: Mapping[str, str] | None) -> str:
 
 def _evidence(axis: AxisResult, markdown: bool = False) -> str:
     """One line per probe: what its output agreed with (a `<br>`-joined cell in Markdown)."""
-    lines = []
+    # No probe: an option harmony framing has its own way of doing (SPEC.md 5.8).
+    lines = [] if axis.probes else ["(harmony framing: not an option)"]
     for probe in axis.probes:
         if probe.problem is not None:
             verdict = probe.problem
@@ -49,7 +44,7 @@ def _evidence(axis: AxisResult, markdown: bool = False) -> str:
             verdict = "(same under every value)"
         elif not probe.matches:
             verdict = "no value"
-        elif axis.option == "delimiters":
+        elif axis.option in ("delimiters", "tool_markers"):
             verdict = _recognition(probe)
         else:
             verdict = ", ".join(format_value(value) for value in probe.matches)
@@ -62,10 +57,10 @@ def _evidence(axis: AxisResult, markdown: bool = False) -> str:
 
 def _recognition(probe: ProbeResult) -> str:
     """A delimiter probe's verdict in words: was its pair recognised?"""
-    pair = _probe_pair(probe)
+    pair = probe.about
     values = [value for value, _ in probe.expected]
-    having = [value in probe.matches for value in values if pair in pairs_of(value)]
-    lacking = [value in probe.matches for value in values if pair not in pairs_of(value)]
+    having = [value in probe.matches for value in values if pair in items_of(value)]
+    lacking = [value in probe.matches for value in values if pair not in items_of(value)]
     if any(having) and not any(lacking):
         return "recognised"
     if any(lacking) and not any(having):
@@ -112,16 +107,37 @@ def render_fingerprint(fp: Fingerprint, format_: str = "text") -> str:
         else:
             verdict.append("the implementation does not do what it declares")
     declare = f"options to declare: {json.dumps(fp.declared_options(), ensure_ascii=False)}"
+    families = _families(fp)
     head = (
         f"{info.label}: {info.name} {info.version} ({info.language}), {fp.requests} probes "
         f"in {fp.seconds:.2f} s"
     )
     if markdown:
-        fenced = ["```text", *details, *([""] if details else []), declare, "```"]
+        fenced = ["```text", *details, *([""] if details else []), families, declare, "```"]
         out = [head, "", table, "", *fenced, *([""] if verdict else []), *verdict]
     else:
-        out = [head, "", table, *(["", *details] if details else []), "", declare, *verdict]
+        out = [head, "", table, *(["", *details] if details else []), "", families, declare]
+        out += verdict
     return "\n".join(out) + "\n"
+
+
+def _families(fp: Fingerprint) -> str:
+    """The model-family profiles (SPEC.md 5.9) the values found are, or the closest ones and
+    where they differ."""
+    matches, exact = fp.families()
+    if exact:
+        names = ", ".join(match.name for match in matches)
+        return f"model family profiles with these values: {names}"
+    closest = "; ".join(
+        f"{match.name} ("
+        + ", ".join(
+            f"{option} {format_value(found)}, theirs {format_value(theirs)}"
+            for option, (found, theirs) in match.differences.items()
+        )
+        + ")"
+        for match in matches
+    )
+    return f"no model family profile has these values; the closest: {closest}"
 
 
 def _details(fp: Fingerprint) -> list[str]:
@@ -146,5 +162,8 @@ def _details(fp: Fingerprint) -> list[str]:
 
 def _from_json(value: Any) -> Any:
     if isinstance(value, list):
-        return tuple((pair["open"], pair["close"]) for pair in value)
+        # Tool markers are strings, delimiter pairs {open, close}.
+        return tuple(
+            item if isinstance(item, str) else (item["open"], item["close"]) for item in value
+        )
     return value

@@ -9,6 +9,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from operator import add, itemgetter
 
+from conformance.contracts.normalizer._chunking import SplitRequests
 from conformance.model.cases import Expectation
 from conformance.model.chunks import Chunk
 from conformance.model.judge import Judgement, behind, compare, first_divergence, holdback
@@ -23,6 +24,7 @@ Outcome = tuple[Judgement, dict[str, str] | None, Reply, int]
 _ASSISTANT, _THINKING = itemgetter("assistant"), itemgetter("thinking")
 _RANK = {verdict: rank for rank, verdict in enumerate(SEVERITY)}
 _PASS = Judgement(Verdict.PASS)
+_FAILING = (Verdict.FAIL, Verdict.ERROR, Verdict.TIMEOUT)
 #: Where the judges of one run keep the reference they measure holdback against.
 _REFERENCE = "normalizer.reference"
 
@@ -38,6 +40,9 @@ class NormalizerJudge:
         self._worst: Outcome | None = None
         #: The rank of the worst verdict so far (SEVERITY: lower is worse).
         self._rank = len(SEVERITY)
+        #: Whether every failing request so far cut inside a delimiter (a `splits` check
+        #: only: its other requests are the same input cut elsewhere).
+        self._cut_only: bool | None = True if isinstance(plan.requests, SplitRequests) else None
 
     def _reference(self) -> Normalizer | None:
         """The reference that holdback is measured against, shared by the judges of a run
@@ -59,6 +64,9 @@ class NormalizerJudge:
             expectation, plan.case.level, request, reply, self.options, self._reference()
         )
         rank = _RANK[judgement.verdict]
+        if self._cut_only and judgement.verdict in _FAILING:
+            assert isinstance(plan.requests, SplitRequests)
+            self._cut_only = plan.requests.cuts_delimiter(index)
         if rank < self._rank:
             self._worst, self._rank = (judgement, actual, reply, index), rank
 
@@ -84,6 +92,7 @@ class NormalizerJudge:
         )
         return replace(
             case_result(plan, verdict, reason),
+            cut_only=True if verdict in _FAILING and self._cut_only else None,
             chunks=chunks,
             expected=expected.to_json(),
             actual=actual,
