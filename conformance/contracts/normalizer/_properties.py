@@ -46,7 +46,7 @@ def differential(target: FuzzTarget, chunks: list[dict[str, Any]], data: DataObj
 def chunking(target: FuzzTarget, chunks: list[dict[str, Any]], data: DataObject | None) -> None:
     """Two chunkings of one input give the same channels."""
     assert data is not None, "the chunking property draws a second chunking"
-    again = data.draw(cs.rechunkings(chunks), label="rechunked")
+    again = data.draw(cs.rechunkings(chunks, target.options), label="rechunked")
     first = _joined(target.stream(chunks))
     second = _joined(target.stream(again))
     # The case to keep is the chunking the implementation gets wrong, its output the
