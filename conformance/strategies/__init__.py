@@ -99,10 +99,11 @@ def segments(options: Options = DEFAULT) -> st.SearchStrategy[str]:
     # then shares its chunk with that text, and shrinking can drop the text on its own.
     pieces = [pool, pool, _SHORT_TEXT, block, nested, unclosed, partial]
     if options.tool_markers:
-        # A tool call begun inside a block (it ends the block), and after one.
+        # A tool call begun inside a block (it ends the block), after one, and outside any.
         marker = st.sampled_from(options.tool_markers)
         pieces.append(st.tuples(st.sampled_from(opens), body, marker, body).map("".join))
         pieces.append(st.tuples(block, marker, body).map("".join))
+        pieces.append(st.tuples(marker, body).map("".join))
     return st.one_of(pieces)
 
 
