@@ -209,10 +209,11 @@ def test_a_profile_in_a_variants_when_stands_for_its_values() -> None:
     assert (values["sections"], values["framing"]) == ("many", "tags")
 
 
-def test_the_command_refuses_an_unknown_profile() -> None:
-    ran = cli("run", "--impl", "reference", "--options", '{"profile": "nope"}')
+@pytest.mark.parametrize("command", ["run", "fuzz"])
+def test_the_commands_refuse_an_unknown_profile(command: str) -> None:
+    ran = cli(command, "--impl", "reference", "--options", '{"profile": "nope"}')
     assert ran.returncode == 2, ran.stdout + ran.stderr
-    assert "unknown profile 'nope'" in ran.stderr and "gpt_oss" in ran.stderr
+    assert "--options: unknown profile 'nope'" in ran.stderr and "gpt_oss" in ran.stderr
 
 
 # --- the corpus under every family --------------------------------------------------------
