@@ -59,6 +59,7 @@ PACKAGES = (
     "replay",
     "schemas",
     "session",
+    "strategies",
     "tools",
     "transport",
 )

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import jsonschema
 import pytest
 import yaml
-from hypothesis import given
+from hypothesis import Phase, find, given, settings
 from hypothesis import strategies as st
 
 from conformance import strategies as cs
@@ -49,6 +50,77 @@ def test_rechunkings_keep_the_stream_and_its_channels(chunks, data):
     again = data.draw(cs.rechunkings(chunks))
     assert cs.flatten(again) == cs.flatten(chunks)
     assert join(normalize_stream(again)) == join(normalize_stream(chunks))
+
+
+#: The first example found will do: shrinking it is what costs.
+FIRST = settings(phases=[Phase.generate], max_examples=1000, database=None, derandomize=True)
+GPT_OSS = Options.from_mapping({"profile": "gpt_oss"})
+QWEN3 = Options.from_mapping({"profile": "qwen3"})
+
+
+def cuts_inside_delimiters(chunks, options):
+    """The chunk boundaries that fall strictly inside a delimiter of the stream's content."""
+    content = "".join(chunk["content"] or "" for chunk in chunks)
+    bounds, offset = set(), 0
+    for chunk in chunks:
+        offset += len(chunk["content"] or "")
+        bounds.add(offset)
+    occurrences = options.grammar.occurrences(content)
+    return [content[b:e] for b, e, _ in occurrences if any(b < cut < e for cut in bounds)]
+
+
+@pytest.mark.parametrize("options", [GPT_OSS, QWEN3], ids=["gpt_oss", "qwen3"])
+@settings(max_examples=40)
+@given(data=st.data())
+def test_under_atomic_delimiters_no_chunking_cuts_a_delimiter(options, data):
+    chunks = data.draw(cs.streams(options))
+    assert not cuts_inside_delimiters(chunks, options)
+    again = data.draw(cs.rechunkings(chunks, options))
+    assert cs.flatten(again) == cs.flatten(chunks)
+    assert not cuts_inside_delimiters(again, options)
+    text = data.draw(cs.documents(options))
+    pieces = data.draw(cs.chunkings(text, options))
+    assert not cuts_inside_delimiters([{"content": p} for p in pieces], options)
+
+
+def test_without_atomic_delimiters_chunkings_do_cut_delimiters():
+    options = Options.from_mapping({"profile": "gpt_oss", "atomic_delimiters": False})
+    found = lambda chunks: bool(cuts_inside_delimiters(chunks, options))  # noqa: E731
+    find(cs.streams(options), found, settings=FIRST)
+
+
+def content_of(chunks):
+    return "".join(chunk["content"] or "" for chunk in chunks)
+
+
+@pytest.mark.parametrize(
+    ("options", "what"),
+    [
+        (QWEN3, lambda text: "<think>a<tool_call>" in text),
+        (QWEN3, lambda text: "<tool_call>" in text.partition("<think>")[0]),
+        (GPT_OSS, lambda text: "<|channel|>analysis<|message|>" in text and "<|end|>" in text),
+        (GPT_OSS, lambda text: "to=functions." in text and "<|call|>" in text),
+        (GPT_OSS, lambda text: "<|start|>assistant<|channel|>final<|message|>" in text),
+        (
+            GPT_OSS,
+            lambda text: re.search(r"<\|(?!(start|channel|message|end|return|call)\|>)", text),
+        ),
+        (GPT_OSS, lambda text: text.endswith("<|chan")),
+    ],
+    ids=[
+        "marker-inside-a-block",
+        "marker-outside",
+        "analysis",
+        "tool-call",
+        "final",
+        "near-miss",
+        "cut-off-token",
+    ],
+)
+def test_streams_under_a_profile_hold_what_matters_to_it(options, what):
+    """Tool markers inside and outside blocks where the family has them; harmony messages,
+    tool calls, near misses and tokens cut off at the end under harmony framing."""
+    find(cs.streams(options), lambda chunks: what(content_of(chunks)), settings=FIRST)
 
 
 def test_fuzzing_the_reference_finds_nothing(tmp_path: Path):

@@ -46,7 +46,9 @@ def differential(target: FuzzTarget, chunks: list[dict[str, Any]], data: DataObj
 def chunking(target: FuzzTarget, chunks: list[dict[str, Any]], data: DataObject | None) -> None:
     """Two chunkings of one input give the same channels."""
     assert data is not None, "the chunking property draws a second chunking"
-    again = data.draw(cs.rechunkings(chunks), label="rechunked")
+    # Under `atomic_delimiters` the second chunking keeps every delimiter whole too: an
+    # implementation declaring it may rely on it (SPEC.md 5.11), as the checks' plans do.
+    again = data.draw(cs.rechunkings(chunks, target.options), label="rechunked")
     first = _joined(target.stream(chunks))
     second = _joined(target.stream(again))
     # The case to keep is the chunking the implementation gets wrong, its output the
@@ -101,6 +103,9 @@ def idempotence(target: FuzzTarget, chunks: list[dict[str, Any]], data: DataObje
     if target.options.start_in_reasoning:
         return  # the answer would start inside reasoning: not a fixed point by design
     assistant = _joined(target.stream(chunks))["assistant"]
+    # The reference decides where the answer is a fixed point. Under `sections: one` it often
+    # is not: after the one block the answer keeps later blocks' delimiters verbatim, which
+    # normalized again open a block (tool markers and harmony tool calls stay put: text).
     if normalize_whole(assistant, None, target.options)["assistant"] != assistant:
         return
     again = target.whole(assistant, None)

@@ -1,4 +1,5 @@
-"""Hypothesis strategies for reasoning-channel normalizers, for anyone's own property tests.
+"""Layer 2 (reference): Hypothesis strategies for reasoning-channel normalizers, for
+anyone's own property tests.
 
     from hypothesis import given
     from conformance import strategies as cs
@@ -8,8 +9,10 @@
         ...
 
 Every strategy takes the `Options` of the grammar to aim at (default: the spec's defaults), so
-delimiters, near-misses and split points are those of the grammar under test. Chunks are plain
-dicts, as in the protocol: `{"content": str | None, "reasoning": str | None}`.
+delimiters, near-misses and split points are those of the grammar under test: its tool markers
+too (SPEC.md 5.7), and under harmony framing gpt-oss messages (5.8). Under
+`atomic_delimiters` no chunk boundary falls inside a delimiter (5.11). Chunks are plain dicts,
+as in the protocol: `{"content": str | None, "reasoning": str | None}`.
 """
 
 from __future__ import annotations
@@ -21,8 +24,15 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from conformance.model.grammar import PRESETS
 from conformance.model.options import DEFAULT, Options
+from conformance.strategies._vocabulary import (
+    HARMONY_BODIES,
+    by_length,
+    delimiters,
+    inside_delimiters,
+    partials,
+    vocabulary,
+)
 
 Chunk = dict[str, Any]
 
@@ -61,69 +71,40 @@ _UP_TO_3 = st.integers(0, 3)
 _ONE_IN_FOUR = st.integers(0, 3).map(lambda n: n == 3)
 
 
-def _near_misses(options: Options) -> list[str]:
-    """Strings that look like the grammar's delimiters but are not, under its matching."""
-    out: set[str] = set()
-    for open_, close in options.pairs:
-        for delimiter in (open_, close):
-            out.update(
-                {
-                    delimiter[:-1],
-                    delimiter[:-1] + delimiter[-2] + delimiter[-1],
-                    delimiter[:-1] + " " + delimiter[-1] + "x",
-                    delimiter[:1] + " " + delimiter[1:],
-                    delimiter[:-1] + "er" + delimiter[-1],
-                }
-            )
-            if options.matching == "exact":
-                out.update({delimiter.upper(), delimiter[:1] + " " + delimiter[1:]})
-    for pairs in PRESETS.values():
-        if pairs != options.pairs:
-            out.update(d for pair in pairs[:1] for d in pair)
-    delimiters = {d for pair in options.pairs for d in pair}
-    grammar = options.grammar
-    return sorted(s for s in out if s not in delimiters and not grammar.delimiter.fullmatch(s))
-
-
-def _by_length(strings: list[str]) -> list[str]:
-    return sorted(dict.fromkeys(strings), key=len)
-
-
-def _partials(delimiters: list[str]) -> list[str]:
-    """Every proper prefix of the delimiters, shortest first: what a stream cut off in the
-    middle of a delimiter ends with."""
-    return _by_length([d[:size] for d in delimiters for size in range(1, len(d))])
-
-
 @functools.cache
 def segments(options: Options = DEFAULT) -> st.SearchStrategy[str]:
     """One piece of a document: prose, angle brackets, near-misses, real delimiters, whole
-    blocks (nested, unclosed, empty, orphan closes), Unicode, line endings."""
-    opens = _by_length([pair[0] for pair in options.pairs])
-    closes = _by_length([pair[1] for pair in options.pairs])
+    blocks (nested, unclosed, empty, orphan closes), Unicode, line endings; tool markers
+    inside and outside blocks; under harmony framing, whole messages (tool calls too), lone
+    headers and tokens."""
+    opens, closes, others = vocabulary(options)
     # One draw from a fixed pool is much cheaper than composing strategies, and fuzzing
     # speed is examples per second: most pieces come from the pool. Simplest first: a
     # letter, then the delimiters, then everything that only looks like one.
     pool = st.sampled_from(
-        _PROSE
-        + _by_length(opens + closes)
-        + _by_length(_near_misses(options))
-        + _ANGLES
-        + _UNICODE
-        + _BLANKS
+        _PROSE + by_length(opens + closes) + others + _ANGLES + _UNICODE + _BLANKS
     )
     body = pool | _SHORT_TEXT
+    if options.framing == "harmony":
+        body = body | st.sampled_from(HARMONY_BODIES)
     block = st.tuples(st.sampled_from(opens), body, st.sampled_from(closes)).map("".join)
     nested = st.tuples(st.sampled_from(opens), body, st.sampled_from(closes)).map(
         lambda p: p[0] + p[0] + p[1] + p[2] + p[2]
     )
     # A proper prefix of a delimiter: what a stream may end with, or a near-miss.
-    partial = st.sampled_from(_partials(opens + closes))
+    partial = st.sampled_from(partials(opens + closes + list(options.tool_markers)))
     # An unclosed block, often ending in part of a close: a stream cut off mid-delimiter.
     unclosed = st.tuples(st.sampled_from(opens), body, st.just("") | partial).map("".join)
     # Text next to a delimiter comes from neighbouring segments: a cut inside a delimiter
     # then shares its chunk with that text, and shrinking can drop the text on its own.
-    return st.one_of(pool, pool, _SHORT_TEXT, block, nested, unclosed, partial)
+    pieces = [pool, pool, _SHORT_TEXT, block, nested, unclosed, partial]
+    if options.tool_markers:
+        # A tool call begun inside a block (it ends the block), after one, and outside any.
+        marker = st.sampled_from(options.tool_markers)
+        pieces.append(st.tuples(st.sampled_from(opens), body, marker, body).map("".join))
+        pieces.append(st.tuples(block, marker, body).map("".join))
+        pieces.append(st.tuples(marker, body).map("".join))
+    return st.one_of(pieces)
 
 
 @functools.cache
@@ -157,6 +138,7 @@ def chunkings(draw: st.DrawFn, text: str, options: Options = DEFAULT) -> list[st
     if size > 1 and draw(_ONE_IN_FOUR):
         start = draw(st.integers(0, size - 1))
         cuts.update(range(start, min(size, start + 6) + 1))
+    cuts -= inside_delimiters(text, options).keys()
     bounds = [0, *sorted(cuts - {0, size}), size]
     pieces = [text[a:b] for a, b in itertools.pairwise(bounds)]
     if draw(_ONE_IN_FOUR):
@@ -193,8 +175,8 @@ _AT_CUT = st.sampled_from(
 def _endings(options: Options) -> st.SearchStrategy[str]:
     """What a stream ends with: mostly nothing, one time in four a proper prefix of a
     delimiter (shrinking towards none, and then towards the shortest)."""
-    delimiters = [d for pair in options.pairs for d in pair]
-    return st.one_of(st.just(""), st.just(""), st.just(""), st.sampled_from(_partials(delimiters)))
+    ends = partials(delimiters(options))
+    return st.one_of(st.just(""), st.just(""), st.just(""), st.sampled_from(ends))
 
 
 @st.composite
@@ -243,6 +225,25 @@ def streams(draw: st.DrawFn, options: Options = DEFAULT, *, native: bool = True)
     chunks.append({"content": current, "reasoning": None})
     if native and draw(_ONE_IN_FOUR):
         chunks.insert(0, {"content": None, "reasoning": draw(_REASONING)})
+    return _atomic(chunks, options)
+
+
+def _atomic(chunks: list[Chunk], options: Options) -> list[Chunk]:
+    """The chunks with each delimiter cut across chunks moved whole into the chunk where it
+    begins, under `atomic_delimiters` (a delimiter can also form where two segments meet)."""
+    inside = inside_delimiters("".join(c["content"] or "" for c in chunks), options)
+    offset = 0
+    last: Chunk | None = None  # the last chunk with content so far
+    for chunk in chunks:
+        text = chunk["content"]
+        if not text:
+            continue
+        if offset in inside and last is not None:
+            moved = inside[offset] - offset
+            last["content"] += text[:moved]
+            chunk["content"] = text[moved:]
+        offset += len(text)
+        last = chunk if chunk["content"] else last
     return chunks
 
 
@@ -257,10 +258,17 @@ def flatten(chunks: Sequence[Chunk]) -> list[tuple[str, str]]:
 
 
 @st.composite
-def rechunkings(draw: st.DrawFn, chunks: Sequence[Chunk]) -> list[Chunk]:
-    """Another chunking of the same stream: the same characters in the same order."""
+def rechunkings(
+    draw: st.DrawFn, chunks: Sequence[Chunk], options: Options = DEFAULT
+) -> list[Chunk]:
+    """Another chunking of the same stream: the same characters in the same order (under
+    `atomic_delimiters`, no delimiter cut)."""
     flat = flatten(chunks)
     starts = set(draw(st.lists(st.integers(0, max(0, len(flat) - 1)), max_size=12)))
+    inside = inside_delimiters("".join(c.get("content") or "" for c in chunks), options)
+    if inside:
+        content = itertools.accumulate((name == "content" for name, _ in flat), initial=0)
+        starts -= {index for index, offset in enumerate(content) if offset in inside}
     out: list[Chunk] = []
     for index, (name, char) in enumerate(flat):
         last = out[-1] if out else None
