@@ -58,7 +58,7 @@ def expectations_for(
     if whole != stream:
         raw["whole"] = whole.to_json()
     raw["variants"] = [
-        {"when": options.differences(), **_channels(probe, options)}
+        {"when": options.given(), **_channels(probe, options)}
         for options in extra
         if options.differences()
     ]

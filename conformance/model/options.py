@@ -165,6 +165,16 @@ class Options:
             data["profile"] = self.profile
         return data
 
+    def given(self) -> dict[str, Any]:
+        """These options as `--options` would give them: the model-family profile they came
+        from and the values that differ from its own, or without a profile the values that
+        differ from the default."""
+        if self.profile is None:
+            return self.differences()
+        base = DEFAULT.updated({"profile": self.profile}).to_json()
+        changed = {name: value for name, value in self.to_json().items() if value != base[name]}
+        return {"profile": self.profile, **changed}
+
     def differences(self) -> dict[str, Any]:
         """The options that differ from the default, JSON-shaped (the profile's name aside)."""
         data = self.to_json()

@@ -34,12 +34,7 @@ def option_differences(options: Mapping[str, Any]) -> dict[str, Any]:
         # declared rather than hide them.
         default = DEFAULT.to_json()
         return {name: value for name, value in options.items() if default.get(name) != value}
-    if resolved.profile is None:
-        return resolved.differences()
-    base = Options.from_mapping({"profile": resolved.profile}).to_json()
-    values = resolved.to_json()
-    changed = {name: value for name, value in values.items() if value != base[name]}
-    return {"profile": resolved.profile, **changed}
+    return resolved.given()
 
 
 def format_options(options: Mapping[str, Any]) -> str:
