@@ -6,8 +6,8 @@
   here), `nightly` (long); choose with HYPOTHESIS_PROFILE.
 - Under `-n`, the tests of a module whose setup is costly share one worker (ONE_WORKER), and
   the tests of other modules that import the adapters run on the adapters' (WITH_THE_ADAPTERS).
-- What a test process has once collected (modules, the corpus) is left out of its later
-  garbage collections (`gc.freeze`), as tests/test_adapters.py leaves the adapters' libraries.
+- What exists when a test starts (modules, the corpus, fixtures) is left out of the garbage
+  collections the test sets off (`gc.freeze`), the adapters' libraries among it.
 - Where PYTHONDONTWRITEBYTECODE is set, the processes the suite starts share a bytecode cache
   outside the checkout (PYCACHE) rather than each compiling the package again.
 - The conformance plugin is active when the suite runs from a checkout, installed or not.
@@ -98,9 +98,12 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
     return OneWorkerPerCostlyModule(config, log)
 
 
-def pytest_collection_finish(session: pytest.Session) -> None:
-    """What collection imported and loaded lives as long as the process: each garbage
-    collection after it would scan it all again, thousands of times over a run."""
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_call(item: pytest.Item) -> None:
+    """What exists when a test starts (the modules, the corpus, its fixtures' values) is left
+    out of the garbage collections the test sets off, which would otherwise scan it all
+    again, thousands of times over a run. (A run freezes what exists while it runs,
+    engine/runner.py, unless something is frozen already, as it is here.)"""
     gc.freeze()
 
 

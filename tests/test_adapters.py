@@ -4,7 +4,6 @@ whose library is not installed here is skipped, with the command that installs i
 
 from __future__ import annotations
 
-import gc
 import json
 from collections.abc import Iterator
 
@@ -129,10 +128,6 @@ def live(request: pytest.FixtureRequest) -> Iterator[tuple[Adapter, Connection]]
     """One connection per adapter for the module: every request starts from fresh state."""
     candidate = available(adapter(request.param))
     connection = connect(parse_impl(f"{candidate.label}={candidate.spec}"), timeout=30)
-    # The library's modules (torch's among them: millions of objects) stay for the rest of
-    # the process: out of every later garbage collection, which would otherwise scan them all
-    # and make each test after these on this worker up to half again as slow.
-    gc.freeze()
     yield candidate, connection
     connection.close()
 
