@@ -211,7 +211,7 @@ def test_whitespace_only_differences_are_non_strict():
 
     connection = connect(parse_impl("python:tests.fakes.broken_impls:TrimsWhitespace"))
     result = run_property(
-        "differential", Target(connection, Options()), max_examples=300, seed=1, database=None
+        "differential", Target(connection, Options()), max_examples=100, seed=1, database=None
     )
     assert result.verdict == Verdict.NON_STRICT
     assert result.reason.startswith("whitespace only")
