@@ -95,6 +95,7 @@ def inlined(schema: Mapping[str, Any]) -> Mapping[str, Any]:
     defs = schema.get("$defs")
     if not isinstance(defs, dict):
         return schema
+    recursive: list[str] = []
 
     def expand(node: Any, within: frozenset[str]) -> Any:
         if isinstance(node, list):
@@ -105,19 +106,13 @@ def inlined(schema: Mapping[str, Any]) -> Mapping[str, Any]:
         if len(node) == 1 and isinstance(ref, str) and ref.startswith("#/$defs/"):
             name = ref[len("#/$defs/") :]
             if name in within or name not in defs:
-                raise _Recursive
+                recursive.append(name)
+                return node
             return expand(defs[name], within | {name})
         return {
             key: value if key in _DATA or key == "$defs" else expand(value, within)
             for key, value in node.items()
         }
 
-    try:
-        expanded: Mapping[str, Any] = expand(schema, frozenset())
-    except _Recursive:
-        return schema
-    return expanded
-
-
-class _Recursive(Exception):
-    """A definition that refers to itself, which cannot be written out in place."""
+    expanded: Mapping[str, Any] = expand(schema, frozenset())
+    return schema if recursive else expanded
