@@ -45,6 +45,11 @@ def escape_char(char: str) -> str:
     return f"\\u{code:04x}" if code <= 0xFFFF else f"\\U{code:08x}"
 
 
+def plain(text: str) -> bool:
+    """Whether the text shows as it is: nothing in it to mark or escape."""
+    return text.isprintable() and _MARKED.search(text) is None
+
+
 def parts(text: str) -> Iterator[tuple[Kind, str]]:
     """The text as runs of plain text, whitespace symbols and escapes, for styled output."""
     if text.isprintable():  # the common case, without a look at each character
