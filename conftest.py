@@ -6,6 +6,8 @@
   here), `nightly` (long); choose with HYPOTHESIS_PROFILE.
 - Under `-n`, the tests of a module whose setup is costly share one worker (ONE_WORKER), and
   the tests of other modules that import the adapters run on the adapters' (WITH_THE_ADAPTERS).
+- What exists when a test starts (modules, the corpus, fixtures) is left out of the garbage
+  collections the test sets off (`gc.freeze`), the adapters' libraries among it.
 - Where PYTHONDONTWRITEBYTECODE is set, the processes the suite starts share a bytecode cache
   outside the checkout (PYCACHE) rather than each compiling the package again.
 - The conformance plugin is active when the suite runs from a checkout, installed or not.
@@ -16,6 +18,7 @@
 
 from __future__ import annotations
 
+import gc
 import importlib.util
 import os
 import sys
@@ -25,7 +28,21 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, settings
+
+#: Where the test processes and the processes they start keep their bytecode when
+#: PYTHONDONTWRITEBYTECODE is set: a directory of the system's temporary directory, outside
+#: the checkout, kept from one run to the next as __pycache__ directories would be. Hundreds
+#: of processes (the xdist workers, `conformance` commands, `cmd:` implementations, the pytest
+#: runs of the plugin) would otherwise each compile the same modules again, and each pytest
+#: process rewrite the asserts of every test module, of Hypothesis and of this package again.
+PYCACHE = Path(tempfile.gettempdir()) / f"conformance-tests-pycache-{getattr(os, 'getuid', str)()}"
+if os.environ.get("PYTHONDONTWRITEBYTECODE") and not os.environ.get("PYTHONPYCACHEPREFIX"):
+    os.environ["PYTHONPYCACHEPREFIX"] = str(PYCACHE)
+    del os.environ["PYTHONDONTWRITEBYTECODE"]
+    # This process too, for what it is about to import: Hypothesis (next), the test modules.
+    sys.pycache_prefix, sys.dont_write_bytecode = str(PYCACHE), False
+
+from hypothesis import HealthCheck, settings  # noqa: E402
 
 settings.register_profile(
     "ci",
@@ -40,20 +57,6 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci" if os.environ.ge
 
 if importlib.util.find_spec("conformance.model._scan") is None:
     os.environ.setdefault("CONFORMANCE_PURE_PYTHON", "1")
-
-#: Where the test processes and the processes they start keep their bytecode when
-#: PYTHONDONTWRITEBYTECODE is set: a directory of the system's temporary directory, outside
-#: the checkout, kept from one run to the next as __pycache__ directories would be. Hundreds
-#: of processes (the xdist workers, `conformance` commands, `cmd:` implementations, the pytest
-#: runs of the plugin) would otherwise each compile the same modules again, and each pytest
-#: process rewrite the asserts of every test module, of Hypothesis and of this package again.
-PYCACHE = Path(tempfile.gettempdir()) / f"conformance-tests-pycache-{getattr(os, 'getuid', str)()}"
-if os.environ.get("PYTHONDONTWRITEBYTECODE") and not os.environ.get("PYTHONPYCACHEPREFIX"):
-    os.environ["PYTHONPYCACHEPREFIX"] = str(PYCACHE)
-    del os.environ["PYTHONDONTWRITEBYTECODE"]
-    # This process too, for the test modules it is about to import.
-    sys.pycache_prefix, sys.dont_write_bytecode = str(PYCACHE), False
-
 
 pytest_plugins = ["pytester"]
 if not entry_points(group="pytest11", name="conformance"):
@@ -93,3 +96,18 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
             return module if module in ONE_WORKER else nodeid
 
     return OneWorkerPerCostlyModule(config, log)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_call(item: pytest.Item) -> None:
+    """What exists when a test starts (the modules, the corpus, its fixtures' values) is left
+    out of the garbage collections the test sets off, which would otherwise scan it all
+    again, thousands of times over a run. (A run freezes what exists while it runs,
+    engine/runner.py, unless something is frozen already, as it is here.)"""
+    gc.freeze()
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    """What was frozen is collected at exit as usual (extension modules check that their
+    objects were: nanobind's, imported by the adapters' libraries, warns otherwise)."""
+    gc.unfreeze()

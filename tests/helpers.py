@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import pytest
 from click.testing import CliRunner
 
 from conformance.cli.main import main
@@ -74,6 +75,16 @@ def cli(*args: str | Path, cwd: Path = ROOT, env: Mapping[str, str] | None = Non
     with contextlib.chdir(cwd), _environment(env):
         result = CliRunner().invoke(main, argv, prog_name="conformance", catch_exceptions=False)
     return Ran(argv, result.exit_code, result.stdout, result.stderr)
+
+
+def examples(default: int, full: int) -> Any:
+    """Parametrize a property test's `max_examples` (the test sets it on the Hypothesis test it
+    runs): `default` examples in the default tier, the `full` count in the slow tier."""
+    return pytest.mark.parametrize(
+        "max_examples",
+        [default, pytest.param(full, marks=pytest.mark.slow)],
+        ids=lambda count: f"{count}-examples",
+    )
 
 
 def process_environment(env: Mapping[str, str] | None = None) -> dict[str, str]:

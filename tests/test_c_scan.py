@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from conformance.model.c_scan import C_SCAN, C_SCAN_STATUS
 from conformance.model.grammar import compile_grammar
 from conformance.model.options import Options
-from tests.helpers import COMMAND
+from tests.helpers import COMMAND, examples
 
 #: Not built (no C compiler at install time), turned off (CONFORMANCE_PURE_PYTHON: the
 #: regular expressions are under test) or stale: nothing here to test.
@@ -63,12 +63,16 @@ def grammars_and_texts(draw):
     return grammar, text
 
 
-@settings(max_examples=600)
-@given(grammars_and_texts())
-def test_the_same_scan_as_the_regex(case):
-    grammar, text = case
-    assert grammar.c_scan is not None
-    assert grammar.scan(text) == regex_scan(grammar, text)
+@examples(150, 600)
+def test_the_same_scan_as_the_regex(max_examples):
+    @settings(max_examples=max_examples)
+    @given(grammars_and_texts())
+    def same(case):
+        grammar, text = case
+        assert grammar.c_scan is not None
+        assert grammar.scan(text) == regex_scan(grammar, text)
+
+    same()
 
 
 @pytest.mark.parametrize("preset", ["think", "extended", "think_only", "bracket", "kimi"])
@@ -188,7 +192,8 @@ def test_scanning_leaks_neither_memory_nor_references():
     assert [sys.getrefcount(o) for o in (needles, anchor, *tags, *texts, many)] == before
 
 
-def test_the_portable_loop_scans_as_the_vectors_do(tmp_path, monkeypatch):
+@examples(100, 300)
+def test_the_portable_loop_scans_as_the_vectors_do(max_examples, tmp_path, monkeypatch):
     """What compilers without GCC's vector extensions (MSVC) build, built here with GCC."""
     import importlib.util
 
@@ -203,7 +208,7 @@ def test_the_portable_loop_scans_as_the_vectors_do(tmp_path, monkeypatch):
     spec.loader.exec_module(portable)
     assert (portable.VECTORS, C_SCAN.VECTORS) == (0, 1)
 
-    @settings(max_examples=300)
+    @settings(max_examples=max_examples)
     @given(grammars_and_texts())
     def same(case):
         grammar, text = case

@@ -18,6 +18,8 @@ from hypothesis import strategies as st
 from conformance.contracts import egress
 from conformance.corpus.cases import bundled_cases_dir, schema
 
+from .helpers import examples
+
 SPEC = Path(__file__).resolve().parent.parent / "SPEC.md"
 CASES = bundled_cases_dir() / "egress.yaml"
 
@@ -358,39 +360,43 @@ def has_reasoning(message: dict[str, Any]) -> bool:
     return any(message.get("thinking", []))
 
 
-@settings(max_examples=300, deadline=None)
-@given(histories, valid_settings())
-def test_egress_invariants_hold_and_history_is_unchanged(history, request_settings):
-    stored = copy.deepcopy(history)
-    sent = run(history, request_settings)["messages"]
+@examples(100, 300)
+def test_egress_invariants_hold_and_history_is_unchanged(max_examples):
+    @settings(max_examples=max_examples, deadline=None)
+    @given(histories, valid_settings())
+    def holds(history, request_settings):
+        stored = copy.deepcopy(history)
+        sent = run(history, request_settings)["messages"]
 
-    assert history == stored  # BR-002, BR-009: egress never modifies the stored history
-    assert len(sent) == len(history)
-    for out, message in zip(sent, history, strict=True):
-        # Order and every field but the reasoning are unchanged.
-        assert {k: v for k, v in out.items() if k != "reasoning_content"} == {
-            k: v for k, v in message.items() if k != "thinking"
-        }
-        assert out.get("reasoning_content") != ""  # EC-007
-        if "reasoning_content" in out:
-            assert has_reasoning(message)
-            blocks = [b for b in message["thinking"] if b]
-            assert out["reasoning_content"] == "\n\n".join(blocks)
+        assert history == stored  # BR-002, BR-009: egress never modifies the stored history
+        assert len(sent) == len(history)
+        for out, message in zip(sent, history, strict=True):
+            # Order and every field but the reasoning are unchanged.
+            assert {k: v for k, v in out.items() if k != "reasoning_content"} == {
+                k: v for k, v in message.items() if k != "thinking"
+            }
+            assert out.get("reasoning_content") != ""  # EC-007
+            if "reasoning_content" in out:
+                assert has_reasoning(message)
+                blocks = [b for b in message["thinking"] if b]
+                assert out["reasoning_content"] == "\n\n".join(blocks)
 
-    carrying = [i for i, out in enumerate(sent) if "reasoning_content" in out]
-    with_reasoning = [i for i, message in enumerate(history) if has_reasoning(message)]
-    include = request_settings.get("includeInContext", False)
-    strip = request_settings.get("stripFromContext", "none")
-    if not include or strip == "all":
-        assert carrying == []  # BR-001, BR-005
-    elif strip == "allButLast":
-        assert carrying == with_reasoning[-1:]  # only the most recent reasoning
-    else:
-        # Every message's reasoning goes out on that message, tool calls included (EC-006).
-        assert carrying == with_reasoning
+        carrying = [i for i, out in enumerate(sent) if "reasoning_content" in out]
+        with_reasoning = [i for i, message in enumerate(history) if has_reasoning(message)]
+        include = request_settings.get("includeInContext", False)
+        strip = request_settings.get("stripFromContext", "none")
+        if not include or strip == "all":
+            assert carrying == []  # BR-001, BR-005
+        elif strip == "allButLast":
+            assert carrying == with_reasoning[-1:]  # only the most recent reasoning
+        else:
+            # Every message's reasoning goes out on that message, tool calls included (EC-006).
+            assert carrying == with_reasoning
 
-    scramble(sent)
-    assert history == stored  # the reply shares no objects with the history
+        scramble(sent)
+        assert history == stored  # the reply shares no objects with the history
+
+    holds()
 
 
 @settings(max_examples=100, deadline=None)

@@ -26,7 +26,6 @@ a URL, and the directories that commands create (OUTPUTS).
 
 from __future__ import annotations
 
-import ast
 import io
 import os
 import re
@@ -122,23 +121,57 @@ def markdown_lines(path: Path) -> Iterator[tuple[int, str]]:
             yield number, line
 
 
+_SKIP = {tokenize.NL, tokenize.COMMENT, tokenize.INDENT, tokenize.DEDENT, tokenize.ENCODING}
+
+
 def python_lines(path: Path) -> Iterator[tuple[int, str]]:
-    """The comments and docstrings of a Python file, line by line."""
+    """The comments and docstrings of a Python file, line by line, in one pass of the
+    tokenizer (parsing every file as well took as long again): a docstring is a statement of
+    string literals alone, first in the module or in the body of a `def` or `class`."""
     source = path.read_text(encoding="utf-8")
     lines = source.splitlines()
+    expecting = True  # a docstring may come next
+    header = False  # inside a `def` or `class` header, before its colon
+    depth = 0
+    candidate: list[int] | None = None  # the first and last line of the strings so far
     for token in tokenize.generate_tokens(io.StringIO(source).readline):
-        if token.type == tokenize.COMMENT:
+        kind = token.type
+        if kind == tokenize.COMMENT:
             yield token.start[0], token.string
-    for node in ast.walk(ast.parse(source)):
-        if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef):
-            first = node.body[0] if node.body else None
-            if (
-                isinstance(first, ast.Expr)
-                and isinstance(first.value, ast.Constant)
-                and isinstance(first.value.value, str)
-            ):
-                for number in range(first.lineno, (first.end_lineno or first.lineno) + 1):
+        if kind in _SKIP:
+            continue
+        if candidate is not None:
+            if kind == tokenize.STRING and _plain(token.string):
+                candidate[1] = token.end[0]
+                continue
+            ends = kind in (tokenize.NEWLINE, tokenize.ENDMARKER) or token.string == ";"
+            if ends:
+                for number in range(candidate[0], candidate[1] + 1):
                     yield number, lines[number - 1]
+            candidate = None
+            expecting = False
+        if kind == tokenize.NEWLINE:
+            continue
+        if expecting:
+            expecting = False
+            if kind == tokenize.STRING and _plain(token.string):
+                candidate = [token.start[0], token.end[0]]
+                continue
+        if kind == tokenize.NAME and token.string in ("def", "class") and depth == 0:
+            header = True
+        elif kind == tokenize.OP:
+            if token.string in "([{":
+                depth += 1
+            elif token.string in ")]}":
+                depth -= 1
+            elif token.string == ":" and header and depth == 0:
+                header, expecting = False, True
+
+
+def _plain(literal: str) -> bool:
+    """A str literal whose value is known as it stands (no f-string, no bytes)."""
+    prefix = literal[: len(literal) - len(literal.lstrip("rRbBuUfF"))]
+    return not set(prefix.lower()) & {"b", "f"}
 
 
 def comment_lines(path: Path) -> Iterator[tuple[int, str]]:

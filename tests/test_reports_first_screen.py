@@ -6,11 +6,8 @@ it is; each failure shown carries a command that reruns just that case and check
 from __future__ import annotations
 
 import json
-import os
 import re
 import shlex
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -20,27 +17,16 @@ from conformance.model.options import DEFAULT, Options
 from conformance.model.results import CaseResult, ImplementationInfo, ImplementationRun, Verdict
 from conformance.reports._triage import triage
 
-ROOT = Path(__file__).resolve().parent.parent
+from .helpers import cli
+
 FOUR_BUGS = "python:tests.fakes.four_bugs:FourBugs"
-ENV = {**os.environ, "PYTHONPATH": str(ROOT)}
-
-
-def _conformance(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "conformance", *args],
-        cwd=ROOT,
-        env=ENV,
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
 
 
 @pytest.fixture(scope="module")
 def four_bugs(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, Path]:
     """`conformance run` of the four-bug normalizer: what it printed, and its reports."""
     reports = tmp_path_factory.mktemp("reports")
-    done = _conformance("run", "--impl", FOUR_BUGS, "--no-growth", "--report-dir", str(reports))
+    done = cli("run", "--impl", FOUR_BUGS, "--no-growth", "--report-dir", reports)
     assert done.returncode == 1, done.stderr[-2000:]
     return done.stdout, reports
 
@@ -97,7 +83,7 @@ def test_the_rerun_command_shown_runs_just_that_case_and_check(
     words = shlex.split(line.strip()[len("rerun") :])
     assert words[:2] == ["conformance", "run"]
     case, check = words[words.index("--id") + 1], words[words.index("--check") + 1]
-    done = _conformance(*words[1:], "--report-dir", str(tmp_path))
+    done = cli(*words[1:], "--report-dir", tmp_path)
     assert done.returncode == 1, done.stderr[-2000:]
     results = json.loads((tmp_path / "results.json").read_text("utf-8"))
     ran = [(r["case"], r["check"]) for r in results["implementations"][0]["results"]]

@@ -338,7 +338,7 @@ def test_fuzz_stops_an_implementation_whose_connection_gave_up(tmp_path: Path) -
         "--property",
         "idempotence",
         "--max-examples",
-        "200",
+        "40",
         "--database",
         "none",
         "--seed",

@@ -19,12 +19,13 @@ import pytest
 from conformance.engine.runner import run_implementation
 from conformance.model.chunks import Chunk
 from conformance.model.requests import Ok, Reply, Request, StreamRequest, Timeout
-from conformance.model.results import CaseResult, Verdict
+from conformance.model.results import CaseResult, ImplementationInfo, Verdict
 from conformance.reports import load_results
 from conformance.session.events import Progress, Started
 from conformance.session.handlers import ProgressDisplay
 from conformance.transport.connections import Connection
 from conformance.transport.impls import connect
+from conformance.transport.inprocess import AHEAD, InProcessConnection
 from conformance.transport.quarantine import Quarantine, markers
 from conformance.transport.spec import ImplementationSpec, parse_impl
 from conformance.transport.subprocess import SubprocessConnection
@@ -151,6 +152,39 @@ def test_a_cmd_implementation_lets_each_reply_out_as_it_comes() -> None:
         assert time.monotonic() - started < 1.5  # the batch takes 2 s
     finally:
         connection.close()
+
+
+#: What `_Records` normalizers were fed, on whichever thread.
+FED: list[str] = []
+
+
+class _Records:
+    """Answers each stream with its text, recording what it was fed."""
+
+    def feed(self, chunk: dict) -> dict[str, str]:
+        FED.append(chunk["content"])
+        return {"assistant": chunk["content"], "thinking": ""}
+
+    def finish(self) -> dict[str, str]:
+        return {"assistant": "", "thinking": ""}
+
+
+def test_a_python_implementation_left_mid_batch_answers_the_next_request_itself() -> None:
+    """Its worker is handed requests ahead of the reply waited for (AHEAD); a caller that
+    stops taking replies (a stop, an error) leaves those unrun, and their replies do not
+    come in place of the next request's."""
+    FED.clear()
+    info = ImplementationInfo("rec", "rec", "1", "python", {}, "python:rec")
+    connection = InProcessConnection(_Records, info, timeout=5)
+    replies = connection.answers([stream(str(i)) for i in range(200)])
+    first = next(replies)
+    assert isinstance(first, Ok) and first.deltas and first.deltas[0]["assistant"] == "0"
+    replies.close()
+    [again] = connection.send([stream("x")])
+    assert isinstance(again, Ok) and again.deltas and again.deltas[0]["assistant"] == "x"
+    numbers = [text for text in FED if text != "x"]
+    assert numbers == [str(i) for i in range(len(numbers))] and len(numbers) <= AHEAD + 1
+    connection.close()
 
 
 # --- signals and the budget end a run within 2 s, keeping what was answered ---------------

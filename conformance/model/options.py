@@ -157,6 +157,7 @@ class Options:
         return compile_grammar(self.pairs, self.matching == "tolerant")
 
     def to_json(self) -> dict[str, Any]:
+        # Strings, booleans and tuples of them: no deep copy (asdict) needed.
         data = {name: getattr(self, name) for name in OPTION_NAMES}
         if not isinstance(self.delimiters, str):
             data["delimiters"] = [{"open": o, "close": c} for o, c in self.delimiters]

@@ -4,6 +4,7 @@ file), the same options, seed and budget, without the example database."""
 
 from __future__ import annotations
 
+import functools
 import json
 import shlex
 
@@ -17,11 +18,16 @@ from ._common import fuzz_selection, option_differences, session_seed
 def impl_argument(info: ImplementationInfo) -> str:
     """The `--impl` value naming this implementation: `NAME=SPEC` unless the spec alone gives
     the same label."""
+    return info.spec if _default_label(info.spec) == info.label else f"{info.label}={info.spec}"
+
+
+@functools.lru_cache(maxsize=64)
+def _default_label(spec: str) -> str | None:
+    """The label `spec` alone gives (worked out once: every failure's rerun command asks)."""
     try:
-        default = parse_impl(info.spec).label
+        return parse_impl(spec).label
     except ConformanceError:
-        default = None
-    return info.spec if default == info.label else f"{info.label}={info.spec}"
+        return None
 
 
 def fuzz_command(

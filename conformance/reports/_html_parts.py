@@ -12,7 +12,7 @@ from conformance.model.chunks import CHANNELS
 from conformance.model.results import Verdict
 
 from ._plain import STRIP_HEAD, STRIP_TAIL, content_only
-from ._visible import ELIDED, END, NULL, opcodes, parts, window
+from ._visible import ELIDED, END, NULL, opcodes, parts, plain, window
 
 
 def esc(value: object) -> str:
@@ -27,6 +27,9 @@ def attr(value: object) -> str:
 
 def vis(value: str, *, end: bool = True) -> str:
     """Escaped text with whitespace and invisible characters shown as styled symbols."""
+    if plain(value):  # one run of text (a `chars` check's box holds one character)
+        shown = esc(value)
+        return f'{shown}<span class="ws">{END}</span>' if end else shown
     out = []
     for kind, group in groupby(parts(value), key=itemgetter(0)):
         # One span per run of symbols: indentation is runs of spaces.

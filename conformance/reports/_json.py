@@ -58,20 +58,25 @@ def load_results(path: Path) -> Run:
         raise ResultsFileError(
             f"{path}: not JSON (line {error.lineno}, column {error.colno}: {error.msg})"
         ) from None
-    problem = _problem(data)
+    problem = _problem(data, text)
     if problem:
         raise ResultsFileError(f"{path}: not a conformance results document: {problem}")
     return Run.from_json(data)
 
 
-def _problem(data: Any) -> str | None:
-    import jsonschema  # only for reading results back: writing them does not validate
+def _problem(data: Any, text: str) -> str | None:
+    # Only for reading results back (writing them does not validate), and remembered per
+    # content as case files are: validating a run of the whole corpus takes a second.
+    from conformance.corpus.validation import schema_errors
+
+    errors = schema_errors(schema(), data, text)
+    if not errors:
+        return None
     from jsonschema.exceptions import best_match
 
-    validator = jsonschema.Draft202012Validator(schema())
-    error = best_match(validator.iter_errors(data))
-    if error is None:
-        return None
+    # In document order, which keeps the order of the errors at one place (best_match's ties).
+    error = best_match(errors)
+    assert error is not None
     where = "/".join(str(p) for p in error.absolute_path) or "the top level"
     # The message may quote the whole offending value: a line is enough to find it.
     return f"at {where}: {one_line(error.message, 200)} (see conformance/schemas/{SCHEMA})"

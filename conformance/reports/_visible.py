@@ -7,6 +7,7 @@ they agree on the symbols.
 
 from __future__ import annotations
 
+import re
 import unicodedata
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -30,6 +31,11 @@ NULL = "∅"
 _SYMBOLS = frozenset("␣→↵␍∎⋯│∅")
 #: Categories of characters that print as nothing or as blank space.
 _CONTROL = frozenset({"Cc", "Cf", "Cs", "Co", "Cn"})
+#: In a text that `str.isprintable` (no control, format, separator or unassigned character),
+#: what is left to mark: the space and the symbols (the split keeps each as a piece of its own).
+_MARKED = re.compile("([ ␣→↵␍∎⋯│∅])")
+#: What prose keeps as it is though `str.isprintable` says no.
+_PROSE_BREAKS = re.compile("[\n\t]")
 
 Kind = Literal["text", "ws", "esc"]
 
@@ -39,8 +45,23 @@ def escape_char(char: str) -> str:
     return f"\\u{code:04x}" if code <= 0xFFFF else f"\\U{code:08x}"
 
 
+def plain(text: str) -> bool:
+    """Whether the text shows as it is: nothing in it to mark or escape."""
+    return text.isprintable() and _MARKED.search(text) is None
+
+
 def parts(text: str) -> Iterator[tuple[Kind, str]]:
     """The text as runs of plain text, whitespace symbols and escapes, for styled output."""
+    if text.isprintable():  # the common case, without a look at each character
+        for index, piece in enumerate(_MARKED.split(text)):
+            if index % 2 == 0:
+                if piece:
+                    yield "text", piece
+            elif piece == " ":
+                yield "ws", MARKERS[piece]
+            else:
+                yield "esc", escape_char(piece)
+        return
     run: list[str] = []
     for char in text:
         kind: Kind
@@ -122,6 +143,8 @@ def printable(text: str) -> str:
 
     Line breaks and tabs stay as they are: this text is prose, not channel data.
     """
+    if all(piece.isprintable() for piece in _PROSE_BREAKS.split(text)):
+        return text  # nothing to escape (the common case), without a look at each character
     return "".join(
         char if char in "\n\t" or unicodedata.category(char) not in _CONTROL else escape_char(char)
         for char in text

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections import deque
+from collections.abc import Callable, Generator, Iterator, Mapping, Sequence
 from functools import partial
 from typing import Any
 
@@ -32,6 +33,9 @@ from conformance.transport.quarantine import Quarantine, markers
 from conformance.transport.worker import Worker
 
 WholeFunction = Callable[[str | None, str | None], Mapping[str, str]]
+#: How many requests the worker of a `python:` implementation is handed ahead of the reply
+#: being waited for (InProcessConnection._on_worker).
+AHEAD = 32
 
 
 def answer(
@@ -142,30 +146,61 @@ class InProcessConnection:
             for request in requests:
                 yield self._bare(request)
             return
-        for request in requests:
-            yield self._on_worker(request)
+        start = 0
+        while start < len(requests):
+            # From the first request on, or from the one after a timeout (to a fresh worker,
+            # each request checked against what the quarantine has learnt since).
+            start = yield from self._on_worker(requests, start)
+
+    def _on_worker(self, requests: Sequence[Request], start: int) -> Generator[Reply, None, int]:
+        """The replies from `start` on, until the end or a timeout (then the index after it).
+
+        Up to AHEAD requests are handed to the worker ahead of the reply waited for, so that
+        its thread goes from one to the next rather than waiting for this one to hand each
+        over: that cost more than the reference's own time. Each reply is waited for at most
+        the timeout from the moment the one before it came (or from the first hand-over)."""
+        assert self._worker is not None
+        worker, factory, quarantine = self._worker, self.factory, self.quarantine
+        ahead: deque[tuple[Request, Timeout | None]] = deque()
+        handed = start
+        try:
+            for index in range(start, len(requests)):
+                while handed < len(requests) and len(ahead) < AHEAD:
+                    request = requests[handed]
+                    blocked = quarantine.check(request)
+                    if blocked is None:
+                        worker.submit(partial(answer, factory, request))
+                    ahead.append((request, blocked))
+                    handed += 1
+                request, blocked = ahead.popleft()
+                if blocked is not None:
+                    yield blocked
+                    continue
+                outcome = worker.take(self.timeout)
+                if outcome.late:
+                    ahead.clear()  # never run: the worker is abandoned with them
+                    self._worker = worker.replaced()
+                    quarantine.timed_out(request)
+                    yield Timeout(f"no reply within {self.timeout:g} s")
+                    return index + 1
+                quarantine.answered(request)
+                if outcome.error is not None:
+                    yield Error(f"raised {describe(outcome.error)}")
+                else:
+                    yield outcome.value
+        finally:
+            if any(blocked is None for _, blocked in ahead):
+                # Left before their replies were taken (a stop, an error in the caller):
+                # they must not run, nor their outcomes come first for the next requests.
+                worker.abandon()
+                self._worker = worker.replaced()
+        return len(requests)
 
     def _bare(self, request: Request) -> Reply:
         try:
             return answer(self.factory, request, trusted=self.is_reference)
         except (Exception, SystemExit, GeneratorExit) as error:  # a result, not our failure
             return Error(f"raised {describe(error)}")
-
-    def _on_worker(self, request: Request) -> Reply:
-        quarantined = self.quarantine.check(request)
-        if quarantined is not None:
-            return quarantined
-        assert self._worker is not None
-        outcome = self._worker.call(partial(answer, self.factory, request), self.timeout)
-        if outcome.late:
-            self._worker = self._worker.replaced()
-            self.quarantine.timed_out(request)
-            return Timeout(f"no reply within {self.timeout:g} s")
-        self.quarantine.answered(request)
-        if outcome.error is not None:
-            return Error(f"raised {describe(outcome.error)}")
-        reply: Reply = outcome.value
-        return reply
 
     def close(self) -> None:
         if self._worker is not None:

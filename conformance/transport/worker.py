@@ -36,14 +36,13 @@ _Call = Callable[[], Any]
 
 
 class Worker:
-    """One daemon thread running an implementation's calls, one at a time."""
+    """One daemon thread running an implementation's calls, one at a time, in the order they
+    were handed over."""
 
     def __init__(self, name: str) -> None:
         self._inbox: queue.SimpleQueue[_Call | None] = queue.SimpleQueue()
         self._outbox: queue.SimpleQueue[Outcome] = queue.SimpleQueue()
         self._abandoned = False
-        #: A call was handed over and its outcome not taken: the thread is in user code.
-        self._busy = False
         self._thread = threading.Thread(target=self._loop, name=name, daemon=True)
         self._thread.start()
 
@@ -51,24 +50,31 @@ class Worker:
         """`function()` on the worker thread. A late call leaves the worker abandoned (use
         `replaced()`). Whatever the main thread's signal handlers raise while it waits (the
         session's stop, a plain KeyboardInterrupt) propagates; `abandon()` then ends the worker."""
+        self.submit(function)
+        return self.take(timeout)
+
+    def submit(self, function: _Call) -> None:
+        """Hand `function` over, to run after those handed over before it: the thread goes
+        from one to the next without waiting for the main thread (`take` their outcomes)."""
         if self._abandoned:
-            raise RuntimeError("call() on an abandoned worker")
-        self._busy = True
+            raise RuntimeError("submit() to an abandoned worker")
         self._inbox.put(function)
+
+    def take(self, timeout: float | None) -> Outcome:
+        """The outcome of the earliest call whose outcome was not taken, waiting at most
+        `timeout` seconds for it; late, the worker is abandoned with the calls after it."""
         try:
-            outcome = self._outbox.get(timeout=timeout)
+            return self._outbox.get(timeout=timeout)
         except queue.Empty:
             self.abandon()
             return _LATE
-        self._busy = False
-        return outcome
 
     def replaced(self) -> Worker:
         """This worker if it can take another call, else a fresh one."""
         return Worker(self._thread.name) if self._abandoned else self
 
     def abandon(self) -> None:
-        """Leave the thread to itself: it takes no more calls."""
+        """Leave the thread to itself: it runs no more calls, not even those handed over."""
         if self._abandoned:
             return
         self._abandoned = True
@@ -76,7 +82,7 @@ class Worker:
 
     def _loop(self) -> None:
         inbox, outbox = self._inbox, self._outbox
-        while (function := inbox.get()) is not None:
+        while (function := inbox.get()) is not None and not self._abandoned:
             try:
                 outcome = Outcome(value=function())
             except BaseException as error:  # the implementation's, whatever it is
