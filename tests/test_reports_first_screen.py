@@ -207,7 +207,7 @@ def test_one_bug_class_in_two_places_is_two_signatures_the_split_one_early() -> 
 
 
 def test_a_run_under_a_profile_names_it_in_the_summary_and_the_reports(tmp_path: Path) -> None:
-    ran = _conformance(
+    ran = cli(
         "run",
         "--impl",
         "reference",
