@@ -153,25 +153,44 @@ def _kept(
     """The forms derived for `source` that mean the same under `options`, which differs from
     it in one option that changes the meaning of some inputs only; `reason` says why a form
     does not, or gives what it means instead."""
+    label, transform = (
+        ("one", "one section: nothing after its block")
+        if options.sections != source.sections
+        else ("markers", "no tool marker in it")
+    )
+
+    def kept(form: Case) -> Case | str:
+        why = reason(form, options)
+        if isinstance(why, str):
+            return why
+        expectation = form.expectation(source) if why is None else why
+        assert not isinstance(expectation, str)
+        return _derived(form, label, transform, options, form.chunks, expectation)
+
+    made = _each_form(case, source, kept)
+    if isinstance(made, str):
+        return made
+    forms, reasons = made
+    return forms or "; ".join(dict.fromkeys(reasons))
+
+
+def _each_form(
+    case: Case, source: Options, make: Callable[[Case], Case | str]
+) -> tuple[list[Case], list[str]] | str:
+    """`make` of each form derived for `source`, the cases apart from the reasons why none
+    was made; or why nothing derives for `source`."""
     inner = derived_forms(case, source)
     if isinstance(inner, str):
         return inner
     forms: list[Case] = []
     reasons: list[str] = []
     for form in inner:
-        why = reason(form, options)
-        if isinstance(why, str):
-            reasons.append(why)
-            continue
-        expectation = form.expectation(source) if why is None else why
-        assert not isinstance(expectation, str)
-        label, transform = (
-            ("one", "one section: nothing after its block")
-            if options.sections != source.sections
-            else ("markers", "no tool marker in it")
-        )
-        forms.append(_derived(form, label, transform, options, form.chunks, expectation))
-    return forms or "; ".join(dict.fromkeys(reasons))
+        made = make(form)
+        if isinstance(made, str):
+            reasons.append(made)
+        else:
+            forms.append(made)
+    return forms, reasons
 
 
 def _unmarked(form: Case, options: Options) -> str | None:
@@ -205,14 +224,10 @@ def _one_section(form: Case, options: Options) -> str | Expectation | None:
 
 def _regrammared(case: Case, options: Options) -> list[Case] | str:
     source = replace(options, delimiters=SOURCE, framing="tags", profile=None)
-    inner = derived_forms(case, source)
-    if isinstance(inner, str):
-        return inner
-    forms: list[Case] = []
-    reasons: list[str] = []
-    for form in inner:
-        renamed = _renamed(form, source, options)
-        (reasons if isinstance(renamed, str) else forms).append(renamed)  # type: ignore[arg-type]
+    made = _each_form(case, source, lambda form: _renamed(form, source, options))
+    if isinstance(made, str):
+        return made
+    forms, reasons = made
     if not options.start_in_reasoning:
         text = _as_text(case, source, options)
         (reasons if isinstance(text, str) else forms).append(text)  # type: ignore[arg-type]
