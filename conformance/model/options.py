@@ -54,6 +54,7 @@ ENUMERATED: dict[str, tuple[Any, ...]] = {
 
 #: Option values already checked (bounded: the profiles of a run and of `conformance check`).
 _VALID: set[tuple[Any, ...]] = set()
+_VALID_SIZE = 256
 
 
 class OptionsError(UsageError, ValueError):
@@ -106,7 +107,7 @@ class Options:
                     f"framing 'harmony' has its own tokens and tool calls: {', '.join(ignored)} "
                     "cannot be set with it"
                 )
-        if len(_VALID) < MAX_PAIRS:
+        if len(_VALID) < _VALID_SIZE:
             _VALID.add(tuple((getattr(self, n), type(getattr(self, n))) for n in OPTION_NAMES))
 
     @classmethod
