@@ -157,7 +157,7 @@ def test_the_command_line_exits_with_the_status_the_error_gives(
 
         exit_status = 7
 
-    def execute(settings: Any, echo: Any) -> int:
+    def execute(settings: Any, echo: Any, handlers: Any = ()) -> int:
         raise Odd("something odd")
 
     monkeypatch.setattr("conformance.session.run.execute", execute)

@@ -15,6 +15,7 @@ from conformance.cli.common import (
     progress_line,
     timeout_option,
 )
+from conformance.cli.store_commands import import_option, import_run
 from conformance.errors import ConformanceError
 from conformance.session.orchestrator import EXIT_FAILED, EXIT_OK, EXIT_USAGE
 
@@ -168,6 +169,7 @@ def bench(impls: tuple[str, ...], quick: bool, timeout: float, format_: str) -> 
     "checkout's conformance/adapters/expectations, or REPORT_DIR/expectations when "
     "conformance is installed rather than run from a checkout).",
 )
+@import_option
 def matrix(
     only: tuple[str, ...],
     report_dir: Path,
@@ -176,6 +178,7 @@ def matrix(
     timeout: float,
     update_expectations: bool,
     expectations_out: Path | None,
+    store: Path | None,
 ) -> None:
     """Run the reference and every installed adapter (pydantic-ai, LiteLLM, SGLang, vLLM,
     transformers, the Vercel AI SDK) and write the side-by-side reports and the ecosystem page.
@@ -199,6 +202,11 @@ def matrix(
         result = run_matrix(settings, echo=click.echo)
     except ConformanceError as error:
         fail(error)
+    if store is not None:
+        try:
+            import_run(store, result.run, click.echo)
+        except ConformanceError as error:
+            fail(error)
     page = render_ecosystem(result)
     for path in (report_dir / "ecosystem.md", docs):
         if path is not None:

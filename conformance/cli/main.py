@@ -26,6 +26,7 @@ from conformance.cli.common import (
 )
 from conformance.cli.implementations import bench, fingerprint, matrix, smoke
 from conformance.cli.lazy_group import LazyGroup
+from conformance.cli.store_commands import StoreImporter, import_option
 from conformance.contracts import all_checks, fuzz_properties, op_contracts
 from conformance.corpus.cases import bundled_cases_dir
 from conformance.corpus.select import Selection
@@ -44,6 +45,8 @@ LAZY_COMMANDS = {
     "record": "conformance.cli.capture_commands:record",
     "serve": "conformance.cli.replay_commands:serve",
     "replay": "conformance.cli.replay_commands:replay",
+    "store": "conformance.cli.store_commands:store",
+    "site": "conformance.cli.site_command:site",
 }
 
 
@@ -162,6 +165,7 @@ def main() -> None:
     "implementation (within the other selection options); all of them when none did.",
 )
 @budget_options
+@import_option
 def run(
     impls: tuple[str, ...],
     option_sets: tuple[str, ...],
@@ -184,6 +188,7 @@ def run(
     last_failed: bool,
     budget: float | None,
     min_judged: float,
+    store: Path | None,
 ) -> None:
     """Run the corpus against implementations and write the reports.
 
@@ -219,7 +224,8 @@ def run(
         maxfail=1 if exitfirst else maxfail,
         last_failed=last_failed,
     )
-    exit_with(lambda: execute(settings, echo=click.echo))
+    sinks = [StoreImporter(store, click.echo)] if store is not None else []
+    exit_with(lambda: execute(settings, echo=click.echo, handlers=sinks))
 
 
 @main.command()
@@ -276,6 +282,7 @@ def run(
 )
 @timeout_options
 @budget_options
+@import_option
 def fuzz(
     impls: tuple[str, ...],
     option_sets: tuple[str, ...],
@@ -290,6 +297,7 @@ def fuzz(
     start_timeout: float,
     budget: float | None,
     min_judged: float,
+    store: Path | None,
 ) -> None:
     """Property-based fuzzing: find, shrink and write minimal failing cases."""
     from conformance.session.fuzz import FuzzSettings, execute_fuzz
@@ -310,7 +318,8 @@ def fuzz(
         budget=budget,
         min_judged=min_judged,
     )
-    exit_with(lambda: execute_fuzz(settings, echo=click.echo))
+    sinks = [StoreImporter(store, click.echo)] if store is not None else []
+    exit_with(lambda: execute_fuzz(settings, echo=click.echo, handlers=sinks))
 
 
 # --- conformance diff: compare two results documents (reports/_diff.py) ----------------------

@@ -1,6 +1,8 @@
 """Compare two runs: what regressed, what got fixed, what else changed, appeared or went away.
 
-Results are matched by (implementation label, case, check). "ok" is the verdict's own notion
+Results are matched by (implementation label, case, check), then, among those left over, by
+(implementation label, written case, check), so a run under other options (whose derived
+case IDs differ: `K7QF~start+think_only`) is compared case by case. "ok" is the verdict's own notion
 (PASS, NON_STRICT, SKIP, XFAIL): going from ok to not ok is a regression whatever the verdicts.
 """
 
@@ -11,7 +13,7 @@ from dataclasses import dataclass
 
 from tabulate import tabulate
 
-from conformance.model.results import CaseResult, Run, Verdict
+from conformance.model.results import CaseResult, Run, Verdict, worst
 
 from ._markdown import cell, text
 from ._visible import one_line
@@ -57,36 +59,39 @@ class Comparison:
 
 
 def compare(old: Run, new: Run) -> Comparison:
+    """Results match by (implementation, case, check); those left over match by written case
+    instead (`K7QF~start+one` and `K7QF~start.glued` are both `K7QF`), so a run under other
+    options compares like with like: the forms a written case takes under each run's options
+    stand for it, by their worst judged verdict."""
     before = _index(old)
     after = _index(new)
     # An implementation that could not run at all in the new run has no results: its missing
     # results are regressions, not cases that went away.
     broken = {run.info.label: run.failure for run in new.implementations if run.failure is not None}
+    pairs = [(before[key], after[key], key) for key in before if key in after]
+    gone = _by_written(before, after)
+    added = _by_written(after, before)
+    for key in [key for key in gone if key in added]:
+        was, now = _standing(gone.pop(key)), _standing(added.pop(key))
+        pairs.append((was, now, key))
     changes: list[VerdictChange] = []
     unchanged = 0
-    for key, was in before.items():
-        now = after.get(key)
+    for key, results in gone.items():
         label, case, check = key
-        if now is None:
-            failure = broken.get(label)
-            if failure is not None and was.verdict.ok:
-                changes.append(
-                    VerdictChange(
-                        Change.REGRESSED,
-                        label,
-                        case,
-                        was.slug,
-                        check,
-                        was.verdict,
-                        None,
-                        f"implementation could not run: {one_line(failure)}",
-                    )
+        was = _standing(results)
+        failure = broken.get(label)
+        if failure is not None and was.verdict.ok:
+            reason = f"implementation could not run: {one_line(failure)}"
+            changes.append(
+                VerdictChange(
+                    Change.REGRESSED, label, case, was.slug, check, was.verdict, None, reason
                 )
-            else:
-                changes.append(
-                    VerdictChange(Change.GONE, label, case, was.slug, check, was.verdict, None)
-                )
-            continue
+            )
+        else:
+            changes.append(
+                VerdictChange(Change.GONE, label, case, was.slug, check, was.verdict, None)
+            )
+    for was, now, (label, case, check) in pairs:
         if now.verdict is was.verdict:
             unchanged += 1
             continue
@@ -96,19 +101,15 @@ def compare(old: Run, new: Run) -> Comparison:
             change = Change.FIXED
         else:
             change = Change.CHANGED
+        reason = now.reason if now.case == case else f"{now.case}: {now.reason}"
         changes.append(
-            VerdictChange(
-                change, label, case, now.slug, check, was.verdict, now.verdict, now.reason
-            )
+            VerdictChange(change, label, case, now.slug, check, was.verdict, now.verdict, reason)
         )
-    for key, now in after.items():
-        if key not in before:
-            label, case, check = key
-            changes.append(
-                VerdictChange(
-                    Change.NEW, label, case, now.slug, check, None, now.verdict, now.reason
-                )
-            )
+    for (label, case, check), results in added.items():
+        now = _standing(results)
+        changes.append(
+            VerdictChange(Change.NEW, label, case, now.slug, check, None, now.verdict, now.reason)
+        )
     order = list(Change)
     # New results that fail matter more than new ones that pass: they come first.
     changes.sort(key=lambda c: (order.index(c.change), c.new is not None and c.new.ok))
@@ -121,6 +122,30 @@ def _index(run: Run) -> dict[Key, CaseResult]:
         for implementation in run.implementations
         for result in implementation.results
     }
+
+
+def written_case(case: str) -> str:
+    """The written case a case ID is a form of: a derived ID is `WRITTEN~transforms`."""
+    return case.partition("~")[0]
+
+
+def _by_written(
+    index: dict[Key, CaseResult], leave: dict[Key, CaseResult]
+) -> dict[Key, list[CaseResult]]:
+    """The results of `index` whose key `leave` lacks, grouped by their written case."""
+    groups: dict[Key, list[CaseResult]] = {}
+    for (label, case, check), result in index.items():
+        if (label, case, check) not in leave:
+            groups.setdefault((label, written_case(case), check), []).append(result)
+    return groups
+
+
+def _standing(results: list[CaseResult]) -> CaseResult:
+    """The result that stands for a written case's forms: the worst judged one (a form not
+    judged, SKIP, stands only when no form was judged)."""
+    judged = [r for r in results if r.verdict is not Verdict.SKIP] or results
+    verdict = worst(r.verdict for r in judged)
+    return next(r for r in judged if r.verdict is verdict)
 
 
 # --- rendering -------------------------------------------------------------------------------

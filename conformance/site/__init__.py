@@ -1,0 +1,1 @@
+"""Layer 8 (applications): the results site."""
