@@ -1,0 +1,191 @@
+"""The pages' contents: what each template is given, computed from the `Site`."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from conformance.model.cases import Case, CaseIdentity
+from conformance.model.results import CaseResult, Run, Verdict
+from conformance.reports._common import format_options, option_value
+from conformance.reports._diff import Change, Comparison, compare
+from conformance.reports._rerun import rerun_command
+from conformance.site.charts import Chart, history_chart
+from conformance.site.model import PASSED, CaseRow, Entry, Site, slug
+
+#: Characters of one chunk or channel shown on a case page (the rest is counted).
+KEEP = 400
+#: Chunks of a case's input shown on its page.
+MAX_CHUNKS = 48
+
+
+def clip(text: str | None, keep: int = KEEP) -> str:
+    if text is None:
+        return ""
+    if len(text) <= keep:
+        return text
+    return f"{text[:keep]}… ({len(text) - keep} more characters)"
+
+
+def impl_page(entry: Entry) -> str:
+    return f"impl/{entry.key}.html"
+
+
+def case_page(case: str) -> str:
+    return f"case/{slug(case)}.html"
+
+
+def category_page(category: str) -> str:
+    return f"cases/{slug(category)}.html"
+
+
+def diff_page(key: str, index: int) -> str:
+    return f"diff/{key}-{index}.html"
+
+
+def verdict_class(verdict: Verdict | None) -> str:
+    if verdict is None:
+        return "none"
+    if verdict is Verdict.SKIP:
+        return "skip"
+    return "pass" if verdict in PASSED else "fail"
+
+
+@dataclass(frozen=True, slots=True)
+class OptionRow:
+    name: str
+    value: str
+
+
+def options_rows(options: Mapping[str, Any]) -> list[OptionRow]:
+    return [OptionRow(name, option_value(value)) for name, value in options.items()]
+
+
+def describe_options(options: Mapping[str, Any]) -> str:
+    return format_options(options)
+
+
+def history_charts(site: Site, key: str) -> list[Chart]:
+    entries = site.history[key]
+    dated = [
+        (f"{e.started[:10]} {e.info.version}", e, diff_page(key, i) if i else "")
+        for i, e in enumerate(entries)
+    ]
+    # Over versions: the latest entry of each version, versions in the order they first ran.
+    latest: dict[str, tuple[int, Entry]] = {}
+    for i, e in enumerate(entries):
+        latest[e.info.version] = (i, e)
+    versions = [(v, e, diff_page(key, i) if i else "") for v, (i, e) in latest.items()]
+    charts = [history_chart("Pass share over dates (each run)", dated, site.levels)]
+    if len(versions) > 1:
+        charts.append(history_chart("Pass share over library versions", versions, site.levels))
+    return charts
+
+
+def solo(entry: Entry) -> Run:
+    """A run of `entry`'s implementation alone (for comparing one implementation's runs)."""
+    stored = entry.stored
+    return Run(
+        stored.harness_version,
+        stored.spec_version,
+        stored.started,
+        [entry.implementation],
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class DiffView:
+    key: str
+    index: int
+    old: Entry
+    new: Entry
+    comparison: Comparison
+
+    @property
+    def page(self) -> str:
+        return diff_page(self.key, self.index)
+
+    def count(self, change: str) -> int:
+        return self.comparison.count(Change(change))
+
+    def rows(self, change: str, limit: int = 300) -> list[Any]:
+        return [c for c in self.comparison.changes if c.change is Change(change)][:limit]
+
+
+def diffs(site: Site) -> list[DiffView]:
+    found = []
+    for key, entries in site.history.items():
+        for index in range(1, len(entries)):
+            old, new = entries[index - 1], entries[index]
+            found.append(DiffView(key, index, old, new, compare(solo(old), solo(new))))
+    return found
+
+
+@dataclass(frozen=True, slots=True)
+class Output:
+    """One result on a case page."""
+
+    form: str
+    check: str
+    verdict: str
+    css: str
+    reason: str
+    expected: Mapping[str, str] | None
+    actual: Mapping[str, str] | None
+    command: str
+
+
+def outputs(entry: Entry, results: Sequence[CaseResult]) -> list[Output]:
+    shown = []
+    for r in sorted(results, key=lambda r: (r.case, r.check)):
+        shown.append(
+            Output(
+                r.case,
+                r.check,
+                r.verdict.value,
+                verdict_class(r.verdict),
+                clip(r.reason, 600),
+                {k: clip(v) for k, v in r.expected.items()} if r.expected else None,
+                {k: clip(v) for k, v in r.actual.items()} if r.actual else None,
+                rerun_command(entry.info, r),
+            )
+        )
+    return shown
+
+
+@dataclass(frozen=True, slots=True)
+class Written:
+    """What the corpus says of a written case: its input and expected channels."""
+
+    chunks: list[tuple[str, str]]
+    more_chunks: int
+    expected: Sequence[tuple[str, Mapping[str, str]]]
+
+
+def written(case: CaseIdentity | None) -> Written | None:
+    if not isinstance(case, Case):
+        return None
+    chunks = [(clip(c.content), clip(c.reasoning)) for c in case.chunks[:MAX_CHUNKS]]
+    expected = [("default options", _channels(case.expected))]
+    for variant in case.variants:
+        when = ", ".join(f"{k}={option_value(v)}" for k, v in variant.when.items())
+        if variant.expected is not None:
+            expected.append((when, _channels(variant.expected)))
+    return Written(chunks, max(0, len(case.chunks) - MAX_CHUNKS), expected)
+
+
+def _channels(channels: Any) -> dict[str, str]:
+    return {"assistant": clip(channels.assistant), "thinking": clip(channels.thinking)}
+
+
+def case_context(row: CaseRow, site: Site, corpus: Mapping[str, CaseIdentity]) -> dict[str, Any]:
+    return {
+        "row": row,
+        "written": written(corpus.get(row.id)),
+        "implementations": [
+            (entry, verdict_class(row.verdict(entry.key)), outputs(entry, row.results[entry.key]))
+            for entry in site.current
+            if entry.key in row.results
+        ],
+    }

@@ -1,0 +1,213 @@
+"""`conformance site`: the pages built from a store, their links, sizes, badges and index
+(the fast tier; tests/test_site_browser.py loads them in Chromium)."""
+
+from __future__ import annotations
+
+import json
+import re
+from html.parser import HTMLParser
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import pytest
+
+from conformance.model.results import (
+    CaseResult,
+    ImplementationInfo,
+    ImplementationRun,
+    Run,
+    Verdict,
+)
+from conformance.store import Store
+
+from .helpers import cli
+
+#: The budget of one page (issue 25): larger pages are split.
+MAX_PAGE = 300_000
+
+LEAK = {
+    "reason": "assistant gained '</think>'",
+    "chunks": [
+        {"content": "<think>a</th", "reasoning": None},
+        {"content": "ink>b", "reasoning": None},
+    ],
+    "expected": {"assistant": "b", "thinking": "a"},
+    "actual": {"assistant": "</think>b", "thinking": "a"},
+}
+
+
+def results(broken: bool, derived: str = "") -> list[CaseResult]:
+    def one(case: str, check: str, verdict: Verdict = Verdict.PASS, **more: object) -> CaseResult:
+        return CaseResult(
+            case + derived, case.lower(), "blocks", "BLOCK.x", "must", check, verdict,
+            title=f"Case {case}", **more,  # type: ignore[arg-type]
+        )  # fmt: skip
+
+    found = [one("DNTX", "whole"), one("AAAA", "whole"), one("AAAA", "stream")]
+    if broken:
+        found.append(one("BBBB", "stream", Verdict.FAIL, **LEAK))
+        found.append(
+            one(
+                "CCCC",
+                "whole",
+                Verdict.XFAIL,
+                **LEAK,
+                expectation={
+                    "rule": "lib.leak",
+                    "reason": "known",
+                    "link": "https://example.org/1",
+                },
+            )
+        )
+    else:
+        found += [one("BBBB", "stream"), one("CCCC", "whole")]
+    found.append(
+        CaseResult("SSSS", "s", "unicode", "U.x", "should", "whole", Verdict.PASS, title="S")
+    )
+    return found
+
+
+def run(started: str, version: str, broken: bool, profile: str | None = None) -> Run:
+    options: dict[str, object] = {"delimiters": "think"}
+    if profile:
+        options = {"delimiters": "think_only", "profile": profile}
+    reference = ImplementationInfo("reference", "reference", "0.1.0", "python", {}, "reference")
+    lib = ImplementationInfo("lib", "lib", version, "rust", options, "cmd:./lib")
+    derived = "~one+think_only" if profile else ""
+    return Run(
+        "0.1.0",
+        "1.1",
+        started,
+        [
+            ImplementationRun(reference, results(False)),
+            ImplementationRun(lib, results(broken, derived)),
+        ],
+        duration=1.0,
+    )
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("store") / "results.sqlite"
+    with Store(path) as opened:
+        opened.add(run("2026-01-01T00:00:00+00:00", "1.0", False), "one")
+        opened.add(run("2026-02-01T00:00:00+00:00", "1.1", False), "two")
+        opened.add(run("2026-03-01T00:00:00+00:00", "1.2", True), "three")
+        opened.add(run("2026-03-01T00:00:00+00:00", "1.2", False, "deepseek_r1"), "four")
+    return path
+
+
+@pytest.fixture(scope="module")
+def site(store: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("site") / "site"
+    ran = cli("site", "--store", store, "--out", out, "--base-url", "https://x.github.io/r/")
+    assert ran.returncode == 0, ran.stderr
+    assert "regressions:" in ran.stdout
+    return out
+
+
+class Links(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__()
+        self.links: list[str] = []
+        self.ids: set[str] = set()
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        for name, value in attrs:
+            if name in ("href", "src") and value:
+                self.links.append(value)
+            if name == "id" and value:
+                self.ids.add(value)
+
+
+def test_every_page_is_small_and_every_internal_link_resolves(site: Path) -> None:
+    pages = list(site.rglob("*.html"))
+    assert len(pages) > 10
+    for page in pages:
+        text = page.read_text("utf-8")
+        assert len(text.encode()) < MAX_PAGE, page
+        parser = Links()
+        parser.feed(text)
+        for link in parser.links:
+            parts = urlsplit(link)
+            if parts.scheme or link.startswith("//"):
+                # Nothing is fetched from elsewhere: only outbound links to read.
+                assert not link.endswith((".css", ".js")), (page, link)
+                continue
+            if not parts.path:
+                assert parts.fragment in parser.ids, (page, link)
+                continue
+            target = (page.parent / parts.path).resolve()
+            assert target.is_file(), f"{page.relative_to(site)} links to missing {link}"
+
+
+def test_pages_load_nothing_from_elsewhere(site: Path) -> None:
+    for page in site.rglob("*.html"):
+        text = page.read_text("utf-8")
+        assert not re.search(r'<(script|link)[^>]+(src|href)="(https?:)?//', text), page
+
+
+def test_the_index_lists_implementations_with_filters(site: Path) -> None:
+    index = (site / "index.html").read_text("utf-8")
+    for name in ("library", "language", "profile", "category", "level", "disagree"):
+        assert f'name="{name}"' in index
+    assert 'data-library="lib"' in index and 'data-profile="deepseek_r1"' in index
+    assert 'data-category="blocks"' in index and 'data-level="should"' in index
+    assert 'src="site.js"' in index and 'href="site.css"' in index
+
+
+def test_history_spans_dates_and_versions_with_the_change_visible(site: Path) -> None:
+    page = (site / "impl" / "lib.html").read_text("utf-8")
+    assert page.count("<svg") >= 3  # the category bars and two history charts
+    assert "Pass share over library versions" in page
+    for version in ("1.0", "1.1", "1.2"):
+        assert f"<td>{version}</td>" in page
+    # 1.2 broke BBBB's stream check: the history links the change.
+    assert "1 regressed, 0 fixed" in page
+    assert 'href="https://example.org/1">lib.leak</a>' in page
+    diff = (site / "diff" / "lib-2.html").read_text("utf-8")
+    assert "Regressed (1)" in diff and "BBBB" in diff
+
+
+def test_badges_are_shields_endpoints_and_svg_images(site: Path) -> None:
+    endpoint = json.loads((site / "badges" / "lib.json").read_text())
+    assert endpoint == {
+        "schemaVersion": 1,
+        "label": "lib conformance",
+        "message": "MUST 60.0%",
+        "color": "orange",
+    }
+    svg = (site / "badges" / "lib--deepseek_r1.svg").read_text()
+    assert svg.startswith("<svg") and "MUST 100.0%" in svg and "href" not in svg
+    page = (site / "impl" / "lib.html").read_text("utf-8")
+    assert "https://img.shields.io/endpoint?url=https%3A//x.github.io/r/badges/lib.json" in page
+
+
+def test_case_pages_show_input_outputs_and_the_command(site: Path) -> None:
+    page = (site / "case" / "BBBB.html").read_text("utf-8")
+    assert "conformance run --impl cmd:./lib --id BBBB --check stream" in page
+    assert "&lt;/think&gt;b" in page  # the output, escaped
+    # A case of the bundled corpus shows its written input.
+    assert "Expected channels" in (site / "case" / "DNTX.html").read_text("utf-8")
+
+
+def test_the_json_index(site: Path) -> None:
+    index = json.loads((site / "data" / "index.json").read_text())
+    keys = [i["key"] for i in index["implementations"]]
+    assert keys == ["reference", "lib", "lib--deepseek_r1"]
+    lib = index["implementations"][1]
+    assert [h["version"] for h in lib["history"]] == ["1.0", "1.1", "1.2"]
+    assert lib["levels"]["must"] == [3, 5]
+    assert lib["badge"] == "https://x.github.io/r/badges/lib.svg"
+    assert len(index["runs"]) == 4
+
+
+def test_fail_on_regression(store: Path, tmp_path: Path) -> None:
+    ran = cli("site", "--store", store, "--out", tmp_path / "s", "--fail-on-regression")
+    assert ran.returncode == 1
+    assert "`lib`: 1 results regressed" in (tmp_path / "s" / "regressions.md").read_text()
+
+
+def test_a_missing_store_is_a_usage_error(tmp_path: Path) -> None:
+    ran = cli("site", "--store", tmp_path / "none.sqlite", "--out", tmp_path / "s")
+    assert ran.returncode == 2 and "no such file" in ran.stderr
