@@ -20,7 +20,7 @@ from .helpers import cli, write_results
 
 def result(case: str, check: str, verdict: Verdict = Verdict.PASS, **fields: Any) -> CaseResult:
     written = case.partition("~")[0]
-    derived = {"derived": {"from": written, "transform": "t"}} if "~" in case else {}
+    derived = {"from": written, "transform": "t"} if "~" in case else None
     return CaseResult(
         case=case,
         slug=f"slug-{written.lower()}",
@@ -29,7 +29,7 @@ def result(case: str, check: str, verdict: Verdict = Verdict.PASS, **fields: Any
         level="must",
         check=check,
         verdict=verdict,
-        **derived,
+        derived=derived,
         **fields,
     )
 
