@@ -133,6 +133,8 @@ class Output:
     reason: str
     expected: Mapping[str, str] | None
     actual: Mapping[str, str] | None
+    #: The input the result's run used, where the result carries it (failures).
+    chunks: Sequence[tuple[str, str]]
     command: str
 
 
@@ -148,6 +150,10 @@ def outputs(entry: Entry, results: Sequence[CaseResult]) -> list[Output]:
                 clip(r.reason, 600),
                 {k: clip(v) for k, v in r.expected.items()} if r.expected else None,
                 {k: clip(v) for k, v in r.actual.items()} if r.actual else None,
+                [
+                    (clip(c.get("content")), clip(c.get("reasoning")))
+                    for c in (r.chunks or [])[:MAX_CHUNKS]
+                ],
                 rerun_command(entry.info, r),
             )
         )
