@@ -58,6 +58,8 @@ PACKAGES = (
     "replay",
     "schemas",
     "session",
+    "site",
+    "store",
     "strategies",
     "tools",
     "transport",

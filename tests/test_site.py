@@ -18,7 +18,7 @@ from conformance.model.results import (
     Run,
     Verdict,
 )
-from conformance.store import Store
+from conformance.store.db import Store
 
 from .helpers import cli
 

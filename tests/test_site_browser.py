@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from conformance.store import Store
+from conformance.store.db import Store
 
 from .helpers import ROOT, cli
 from .test_site import run

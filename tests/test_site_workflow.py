@@ -21,7 +21,7 @@ import pytest
 import yaml
 
 from conformance.reports import load_results, write_reports
-from conformance.store import Store
+from conformance.store.db import Store
 
 from .helpers import ROOT
 from .test_site import run

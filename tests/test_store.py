@@ -16,8 +16,7 @@ from conformance.model.results import (
     Run,
     Verdict,
 )
-from conformance.store import DEFAULT_STORE, Store, content_hash
-from conformance.store.db import StoreError, corpus_digest
+from conformance.store.db import DEFAULT_STORE, Store, StoreError, content_hash, corpus_digest
 
 from .helpers import cli, write_results
 

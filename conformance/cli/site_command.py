@@ -56,7 +56,7 @@ def site(
     is missing or is not a results store."""
     from conformance.site.build import PLACEHOLDER_URL, SiteSettings, build
     from conformance.site.regressions import regressions_markdown
-    from conformance.store import Store
+    from conformance.store.db import Store
 
     try:
         if not store.is_file():

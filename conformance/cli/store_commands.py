@@ -44,7 +44,7 @@ class StoreImporter(Handler):
         self.echo = echo
 
     def finished(self, event: Finished) -> None:
-        from conformance.store import Store
+        from conformance.store.db import Store
 
         with Store(self.path) as store:
             imported = store.add(event.run, "session")
@@ -79,7 +79,7 @@ def import_(files: tuple[Path, ...], store: Path) -> None:
     Idempotent: a run the store holds already (the same content, by SHA-256) is not added
     again. Exit status 0, or 2 when a file is not a results document or the store is not a
     results store."""
-    from conformance.store import import_files
+    from conformance.store.db import import_files
 
     try:
         for imported in import_files(store, files):
@@ -92,7 +92,7 @@ def import_(files: tuple[Path, ...], store: Path) -> None:
 @store_option("The store to list.", default=DEFAULT_STORE)
 def list_(store: Path) -> None:
     """The store's runs, oldest first: hash, date, versions, implementations."""
-    from conformance.store import Store
+    from conformance.store.db import Store
 
     try:
         with Store(store) as opened:

@@ -25,7 +25,7 @@ from conformance.model.cases import CaseIdentity
 from conformance.site import pages
 from conformance.site.charts import badge, category_bars
 from conformance.site.model import Share, Site, build_site, case_rows, divergences, unexpected
-from conformance.store import StoredRun
+from conformance.store.db import StoredRun
 
 ASSETS = ("site.css", "site.js")
 #: Where the badge snippets point when no --base-url is given.

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from conformance.model.results import LEVELS, CaseResult, ImplementationRun, Verdict, worst
-from conformance.store import StoredRun
+from conformance.store.db import StoredRun
 
 PASSED = frozenset({Verdict.PASS, Verdict.NON_STRICT})
 

@@ -1,21 +1,3 @@
 """Layer 7 (session): the results store, an SQLite file (the standard library's) into which
 results documents import idempotently by content hash, so runs from many jobs, machines and
 dates merge into one history (`db`: the schema, importing and reading back runs)."""
-
-from conformance.store.db import (
-    DEFAULT_STORE,
-    Imported,
-    Store,
-    StoredRun,
-    content_hash,
-    import_files,
-)
-
-__all__ = [
-    "DEFAULT_STORE",
-    "Imported",
-    "Store",
-    "StoredRun",
-    "content_hash",
-    "import_files",
-]
