@@ -54,6 +54,7 @@ class Chart:
     width: int
     height: int
     left: int
+    right: int
     top: int
     bottom: int
     series: tuple[Series, ...]
@@ -64,7 +65,7 @@ class Chart:
     title: str
 
 
-WIDTH, HEIGHT, LEFT, RIGHT, TOP, BOTTOM = 760, 240, 48, 16, 12, 56
+WIDTH, HEIGHT, LEFT, RIGHT, TOP, BOTTOM = 860, 250, 48, 120, 12, 60
 
 
 def history_chart(
@@ -97,7 +98,7 @@ def history_chart(
             series.append(Series(level.upper(), f"level-{level}", tuple(made)))
     grid = tuple((y(p), f"{p}%") for p in (0, 25, 50, 75, 100))
     ticks = tuple((x(i), label) for i, (label, _, _) in enumerate(points))
-    return Chart(WIDTH, HEIGHT, LEFT, TOP, BOTTOM, tuple(series), grid, ticks, title)
+    return Chart(WIDTH, HEIGHT, LEFT, RIGHT, TOP, BOTTOM, tuple(series), grid, ticks, title)
 
 
 @dataclass(frozen=True, slots=True)
