@@ -211,3 +211,10 @@ def test_fail_on_regression(store: Path, tmp_path: Path) -> None:
 def test_a_missing_store_is_a_usage_error(tmp_path: Path) -> None:
     ran = cli("site", "--store", tmp_path / "none.sqlite", "--out", tmp_path / "s")
     assert ran.returncode == 2 and "no such file" in ran.stderr
+
+
+def test_versions_chart_in_release_order() -> None:
+    from conformance.site.pages import version_key
+
+    found = sorted(["2.68.0", "2.9.1", "unknown", "2.40.0", "10.0"], key=version_key)
+    assert found == ["2.9.1", "2.40.0", "2.68.0", "10.0", "unknown"]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -72,15 +73,23 @@ def history_charts(site: Site, key: str) -> list[Chart]:
         (f"{e.started[:10]} {e.info.version}", e, diff_page(key, i) if i else "")
         for i, e in enumerate(entries)
     ]
-    # Over versions: the latest entry of each version, versions in the order they first ran.
+    # Over versions: the latest entry of each version, in version order.
     latest: dict[str, tuple[int, Entry]] = {}
     for i, e in enumerate(entries):
         latest[e.info.version] = (i, e)
-    versions = [(v, e, diff_page(key, i) if i else "") for v, (i, e) in latest.items()]
+    ordered = sorted(latest.items(), key=lambda item: version_key(item[0]))
+    versions = [(v, e, diff_page(key, i) if i else "") for v, (i, e) in ordered]
     charts = [history_chart("Pass share over dates (each run)", dated, site.levels)]
     if len(versions) > 1:
         charts.append(history_chart("Pass share over library versions", versions, site.levels))
     return charts
+
+
+def version_key(version: str) -> tuple[tuple[int, int | str], ...]:
+    """Versions in release order (`2.9.1` before `2.40.0`), whatever their form: numbers
+    compare as numbers, other parts as text after them."""
+    parts = re.findall(r"\d+|[^\d.]+", version)
+    return tuple((0, int(p)) if p.isdigit() else (1, p) for p in parts)
 
 
 def solo(entry: Entry) -> Run:
