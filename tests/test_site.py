@@ -218,3 +218,23 @@ def test_versions_chart_in_release_order() -> None:
 
     found = sorted(["2.68.0", "2.9.1", "unknown", "2.40.0", "10.0"], key=version_key)
     assert found == ["2.9.1", "2.40.0", "2.68.0", "10.0", "unknown"]
+
+
+def test_a_case_page_over_budget_is_made_again_shorter(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from conformance.site import build
+
+    long = dict(LEAK, actual={"assistant": "x" * 5000, "thinking": ""})
+    info = ImplementationInfo("lib", "lib", "1", "rust", {}, "cmd:./lib")
+    result = CaseResult("LONG", "l", "blocks", "B.x", "must", "stream", Verdict.FAIL, **long)  # type: ignore[arg-type]
+    store = tmp_path / "s.sqlite"
+    with Store(store) as opened:
+        opened.add(Run("0.1.0", "1.1", "2026-01-01", [ImplementationRun(info, [result])]), "x")
+        runs = opened.runs()
+    built = build.build(runs, build.SiteSettings(tmp_path / "a"))
+    monkeypatch.setattr(build, "PAGE_BUDGET", 1)
+    shorter = build.build(runs, build.SiteSettings(tmp_path / "b"))
+    page = "case/LONG.html"
+    assert shorter.pages[page] < built.pages[page] - 250
+    assert "(4920 more characters)" in (tmp_path / "b" / page).read_text()

@@ -28,6 +28,8 @@ from conformance.site.model import Share, Site, build_site, case_rows, divergenc
 from conformance.store.db import StoredRun
 
 ASSETS = ("site.css", "site.js")
+#: Bytes a case page may take before it is made again with shorter excerpts.
+PAGE_BUDGET = 250_000
 #: Where the badge snippets point when no --base-url is given.
 PLACEHOLDER_URL = "https://OWNER.github.io/REPOSITORY"
 
@@ -160,7 +162,11 @@ def build(runs: Sequence[StoredRun], settings: SiteSettings) -> Built:
         )
     corpus = _corpus(settings.case_dirs)
     for row in rows:
-        page("case.html", pages.case_page(row.id), **pages.case_context(row, site, corpus))
+        name = pages.case_page(row.id)
+        page("case.html", name, **pages.case_context(row, site, corpus))
+        if built.pages[name] > PAGE_BUDGET:
+            # Long captures failing on many checks: each text cut shorter.
+            page("case.html", name, **pages.case_context(row, site, corpus, pages.SMALL))
     page("diffs.html", "diff/index.html", diffs=diffs, latest=latest_diffs)
     for view in diffs:
         page("diff.html", view.page, view=view)

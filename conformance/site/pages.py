@@ -21,6 +21,18 @@ KEEP = 400
 MAX_CHUNKS = 48
 
 
+@dataclass(frozen=True, slots=True)
+class Budget:
+    """How much of each text and of each input a case page shows."""
+
+    keep: int = KEEP
+    chunks: int = MAX_CHUNKS
+
+
+#: For a case page that would be over the size budget of a page with the default one.
+SMALL = Budget(keep=80, chunks=6)
+
+
 def clip(text: str | None, keep: int = KEEP) -> str:
     if text is None:
         return ""
@@ -147,7 +159,8 @@ class Output:
     command: str
 
 
-def outputs(entry: Entry, results: Sequence[CaseResult]) -> list[Output]:
+def outputs(entry: Entry, results: Sequence[CaseResult], budget: Budget) -> list[Output]:
+    keep = budget.keep
     shown = []
     for r in sorted(results, key=lambda r: (r.case, r.check)):
         shown.append(
@@ -157,11 +170,11 @@ def outputs(entry: Entry, results: Sequence[CaseResult]) -> list[Output]:
                 r.verdict.value,
                 verdict_class(r.verdict),
                 clip(r.reason, 600),
-                {k: clip(v) for k, v in r.expected.items()} if r.expected else None,
-                {k: clip(v) for k, v in r.actual.items()} if r.actual else None,
+                {k: clip(v, keep) for k, v in r.expected.items()} if r.expected else None,
+                {k: clip(v, keep) for k, v in r.actual.items()} if r.actual else None,
                 [
-                    (clip(c.get("content")), clip(c.get("reasoning")))
-                    for c in (r.chunks or [])[:MAX_CHUNKS]
+                    (clip(c.get("content"), keep), clip(c.get("reasoning"), keep))
+                    for c in (r.chunks or [])[: budget.chunks]
                 ],
                 rerun_command(entry.info, r),
             )
@@ -178,28 +191,37 @@ class Written:
     expected: Sequence[tuple[str, Mapping[str, str]]]
 
 
-def written(case: CaseIdentity | None) -> Written | None:
+def written(case: CaseIdentity | None, budget: Budget) -> Written | None:
     if not isinstance(case, Case):
         return None
-    chunks = [(clip(c.content), clip(c.reasoning)) for c in case.chunks[:MAX_CHUNKS]]
-    expected = [("default options", _channels(case.expected))]
+    keep = budget.keep
+    chunks = [
+        (clip(c.content, keep), clip(c.reasoning, keep)) for c in case.chunks[: budget.chunks]
+    ]
+    expected = [("default options", _channels(case.expected, keep))]
     for variant in case.variants:
         when = ", ".join(f"{k}={option_value(v)}" for k, v in variant.when.items())
         if variant.expected is not None:
-            expected.append((when, _channels(variant.expected)))
-    return Written(chunks, max(0, len(case.chunks) - MAX_CHUNKS), expected)
+            expected.append((when, _channels(variant.expected, keep)))
+    return Written(chunks, max(0, len(case.chunks) - budget.chunks), expected)
 
 
-def _channels(channels: Any) -> dict[str, str]:
-    return {"assistant": clip(channels.assistant), "thinking": clip(channels.thinking)}
+def _channels(channels: Any, keep: int) -> dict[str, str]:
+    return {"assistant": clip(channels.assistant, keep), "thinking": clip(channels.thinking, keep)}
 
 
-def case_context(row: CaseRow, site: Site, corpus: Mapping[str, CaseIdentity]) -> dict[str, Any]:
+def case_context(
+    row: CaseRow, site: Site, corpus: Mapping[str, CaseIdentity], budget: Budget = Budget()
+) -> dict[str, Any]:
     return {
         "row": row,
-        "written": written(corpus.get(row.id)),
+        "written": written(corpus.get(row.id), budget),
         "implementations": [
-            (entry, verdict_class(row.verdict(entry.key)), outputs(entry, row.results[entry.key]))
+            (
+                entry,
+                verdict_class(row.verdict(entry.key)),
+                outputs(entry, row.results[entry.key], budget),
+            )
             for entry in site.current
             if entry.key in row.results
         ],
