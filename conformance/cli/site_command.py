@@ -17,7 +17,7 @@ from conformance.errors import ConformanceError, UsageError
 @click.option(
     "--out",
     type=click.Path(file_okay=False, path_type=Path),
-    default=Path("site"),
+    default=Path("reports") / "site",
     show_default=True,
     help="The directory the site is written into.",
 )
