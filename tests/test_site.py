@@ -238,3 +238,22 @@ def test_a_case_page_over_budget_is_made_again_shorter(
     page = "case/LONG.html"
     assert shorter.pages[page] < built.pages[page] - 250
     assert "(4920 more characters)" in (tmp_path / "b" / page).read_text()
+
+
+def test_a_run_that_could_not_start_does_not_hide_the_last_that_did(tmp_path: Path) -> None:
+    from conformance.site import build
+
+    failed = run("2026-04-01T00:00:00+00:00", "unknown", False)
+    failed.implementations[1].results = []
+    failed.implementations[1].failure = "raised TypeError: an older version"
+    store = tmp_path / "s.sqlite"
+    with Store(store) as opened:
+        opened.add(run("2026-03-01T00:00:00+00:00", "1.2", False), "works")
+        opened.add(failed, "fails")
+        runs = opened.runs()
+    built = build.build(runs, build.SiteSettings(tmp_path / "site"))
+    page = (tmp_path / "site" / "impl" / "lib.html").read_text("utf-8")
+    assert "lib 1.2 (rust)" in page and "could not run: raised TypeError" in page
+    assert "later run could not start" in (tmp_path / "site" / "index.html").read_text("utf-8")
+    # Not starting any more is a verdict that got worse.
+    assert built.regressions == {"lib": 6}

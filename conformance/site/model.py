@@ -123,6 +123,12 @@ class Site:
     def entry(self, key: str) -> Entry:
         return self.history[key][-1]
 
+    def failed_since(self, entry: Entry) -> Entry | None:
+        """The latest run of `entry`'s implementation when that one could not start and a
+        later one than `entry`, the run shown."""
+        latest = self.history[entry.key][-1]
+        return latest if latest is not entry and latest.implementation.failure else None
+
 
 def build_site(runs: Sequence[StoredRun]) -> Site:
     history: dict[str, list[Entry]] = defaultdict(list)
@@ -132,7 +138,12 @@ def build_site(runs: Sequence[StoredRun]) -> Site:
             history[entry.key].append(entry)
     for entries in history.values():
         entries.sort(key=lambda e: (e.started, e.stored.id))
-    current = [entries[-1] for entries in history.values()]
+    # A run in which the implementation could not start (an old version the adapter no
+    # longer fits) says nothing of its behaviour: the latest run that judged it is shown.
+    current = [
+        next((e for e in reversed(entries) if e.implementation.failure is None), entries[-1])
+        for entries in history.values()
+    ]
     # The reference first, then by label and profile.
     current.sort(key=lambda e: (e.info.label != "reference", e.info.label, e.profile))
     categories = sorted({c for e in current for c, _ in e.categories})
