@@ -44,6 +44,11 @@ LAZY_COMMANDS = {
     "record": "conformance.cli.capture_commands:record",
     "serve": "conformance.cli.replay_commands:serve",
     "replay": "conformance.cli.replay_commands:replay",
+    # A library's releases, each in its own environment, and the findings page.
+    "env": "conformance.cli.versions_commands:env",
+    "versions": "conformance.cli.versions_commands:versions",
+    "bisect": "conformance.cli.versions_commands:bisect",
+    "findings": "conformance.cli.versions_commands:findings",
 }
 
 
