@@ -117,7 +117,7 @@ def _bisect(
     bad: str | None,
 ) -> int:
     from conformance.tools.bisect import BoundSkipped, bisect_releases
-    from conformance.tools.envs import env_path, package, package_of, versioned_spec
+    from conformance.tools.envs import package, package_of
     from conformance.tools.releases import releases
     from conformance.tools.versions import judge_case, reproduce
 
@@ -170,12 +170,9 @@ def _bisect(
             f"  somewhere in {found.untested[0]} .. {found.first_after}: the releases "
             "between could not be judged"
         )
-    from conformance.tools.envs import Env
-
     for version in (found.last_before, found.first_after):
         assert version is not None
-        spec = versioned_spec(chosen, Env(pkg, version, env_path(pkg, version)))
-        command = reproduce(chosen, version, spec, case, check or changed[0])
+        command = reproduce(chosen, version, case, check or changed[0])
         click.echo(f"reproduce ({version}): {command}")
     return 0
 

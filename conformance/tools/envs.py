@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import fcntl
 import os
+import re
 import shlex
 import shutil
 import subprocess
@@ -157,18 +158,31 @@ def _ensure(env: Env, *, echo: Callable[[str], None], rebuild: bool) -> Env:
 def python_requirements(pkg: Package, version: str) -> list[str]:
     """What a Python environment installs: this project's runtime dependencies, the extra's
     companions, and the library pinned (in place of the extra's own bound on it)."""
-    from packaging.requirements import Requirement
-
-    requires = metadata.requires(PROJECT) or []
     wanted = []
-    for line in requires:
-        requirement = Requirement(line)
-        marker = requirement.marker
-        if marker is None:
-            wanted.append(line)
-        elif pkg.extra and marker.evaluate({"extra": pkg.extra}) and requirement.name != pkg.name:
-            wanted.append(f"{requirement.name}{requirement.specifier}")
+    for line in metadata.requires(PROJECT) or []:
+        requirement, _, marker = (part.strip() for part in line.partition(";"))
+        if not marker or (pkg.extra and _extra_of(marker) == pkg.extra):
+            name = _NAME.match(requirement)
+            # The extra's own bound on the library gives way to the pin.
+            if not (marker and name and _normal(name.group(0)) == _normal(pkg.name)):
+                wanted.append(requirement)
     return [*wanted, pkg.pinned(version)]
+
+
+#: The distribution name at the head of a requirement (`pydantic-ai-slim` of
+#: `pydantic-ai-slim[openai]>=2.68`).
+_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
+_EXTRA = re.compile(r"""^extra\s*==\s*['"]([^'"]+)['"]$""")
+
+
+def _normal(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def _extra_of(marker: str) -> str | None:
+    """The extra a requirement's marker names (`extra == 'litellm'`), None for any other."""
+    match = _EXTRA.match(marker)
+    return match.group(1) if match else None
 
 
 def _run(command: list[str], what: str, cwd: Path | None = None) -> None:

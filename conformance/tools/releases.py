@@ -10,12 +10,13 @@ import subprocess
 import sys
 from collections.abc import Iterable
 
-from packaging.version import InvalidVersion, Version
-
 from conformance.errors import UsageError
 from conformance.tools.envs import Package
 
 _AVAILABLE = re.compile(r"^Available versions:\s*(.+)$", re.MULTILINE)
+#: A final release (PEP 440 and semver alike), perhaps a post-release: `1.77.2.post1`, `6.0.10`.
+#: Pre-releases, dev releases and local versions do not match.
+_FINAL = re.compile(r"^v?(\d+(?:\.\d+)*)(?:[.-]?post(\d+))?$")
 
 
 def releases(pkg: Package) -> list[str]:
@@ -53,13 +54,14 @@ def parse_npm(text: str) -> list[str]:
 
 
 def ordered(versions: Iterable[str]) -> list[str]:
-    """Versions that parse, without pre-releases, oldest first."""
-    parsed = []
+    """The final releases among `versions`, oldest first (by their numbers, not as text)."""
+    keyed = []
     for text in versions:
-        try:
-            version = Version(text)
-        except InvalidVersion:
-            continue
-        if not version.is_prerelease and not version.is_devrelease:
-            parsed.append((version, text))
-    return [text for _, text in sorted(parsed)]
+        match = _FINAL.match(text.strip())
+        if match is not None:
+            numbers = tuple(int(part) for part in match.group(1).split("."))
+            # 1.0 and 1.0.0 are one release: trailing zeros do not order.
+            while len(numbers) > 1 and numbers[-1] == 0:
+                numbers = numbers[:-1]
+            keyed.append(((numbers, int(match.group(2) or -1)), text.strip()))
+    return [text for _, text in sorted(keyed)]

@@ -131,10 +131,11 @@ def judge_corpus(adapter: Adapter, version: str, *, echo: Callable[[str], None])
     return row
 
 
-def reproduce(adapter: Adapter, version: str, spec: str, case: str, check: str | None) -> str:
-    """The command that judges `case` at `version` again."""
-    words = ["conformance", "run", "--impl", f"{versioned_label(adapter, version)}={spec}"]
-    words += ["--id", case]
+def reproduce(adapter: Adapter, version: str, case: str, check: str | None) -> str:
+    """The command that judges `case` at `version` again, on any machine: the environment is
+    built there (or reused) by `conformance env`."""
+    words = ["conformance", "run", "--impl", f'"$(conformance env {adapter.label} {version})"']
+    words += ["--id", shlex.quote(case)]
     if check:
         words += ["--check", check]
-    return shlex.join(words)
+    return " ".join(words)
