@@ -146,13 +146,15 @@ def test_a_probe_summarises_its_verdicts() -> None:
 @pytest.mark.slow
 @pytest.mark.skipif(shutil.which("npm") is None, reason="npm is not on PATH")
 def test_the_node_adapter_judges_a_case_at_an_older_release_of_ai() -> None:
-    """Builds (or reuses) the environment of `ai` 6.0.0 with npm and judges one case there:
-    the adapter reports the release it loaded, not the one in node/."""
+    """Builds (or reuses) the environment of `ai` 6.0.0 with npm and judges cases there: text
+    held back at the end of a stream is lost before 7.0.123 (docs/versions.md), and a written
+    case's ID stands for its derived forms."""
     from conformance.tools.versions import judge_case
 
-    probe = judge_case(adapter("vercel-ai"), "6.0.0", "DNTX", None, echo=print)
-    assert probe.verdicts is not None, probe.skipped
-    assert set(probe.verdicts) >= {"stream", "whole"}
+    probe = judge_case(adapter("vercel-ai"), "6.0.0", "FBME~text", ["stream"], echo=print)
+    assert probe.verdicts == {"stream": "FAIL"}, probe.skipped
+    forms = judge_case(adapter("vercel-ai"), "6.0.0", "DNTX", None, echo=print)
+    assert forms.verdicts and all(key.startswith("DNTX~") for key in forms.verdicts)
 
 
 @pytest.mark.slow

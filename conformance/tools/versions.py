@@ -71,13 +71,15 @@ def open_at(
 def case_results(
     connection: Connection, case: str, checks: Sequence[str] | None
 ) -> list[CaseResult]:
-    """The results of case `case` (under the checks given, or all) on `connection`."""
+    """The results of case `case` (under the checks given, or all) on `connection`: the case
+    of that ID, or the forms derived from the written case of that ID under the options the
+    implementation declares (`ID~form`)."""
     cases = load_corpus([bundled_cases_dir()]).cases
     run = run_implementation(
         connection,
         cases,
         checks=checks,
-        wanted=lambda case_id, _check: case_id == case,
+        wanted=lambda case_id, _check: case_id == case or case_id.startswith(f"{case}~"),
     )
     return run.results
 
@@ -101,7 +103,12 @@ def judge_case(
         connection.close()
     if not results:
         raise UsageError(f"--case {case}: no such case runs on {adapter.label}")
-    return Probe(version, {r.check: str(r.verdict) for r in results})
+    # A check's verdict, named with the derived form's ID where the case runs as forms.
+    return Probe(version, {_key(r, case): str(r.verdict) for r in results})
+
+
+def _key(result: CaseResult, case: str) -> str:
+    return result.check if result.case == case else f"{result.case} {result.check}"
 
 
 def judge_corpus(adapter: Adapter, version: str, *, echo: Callable[[str], None]) -> CorpusRow:
