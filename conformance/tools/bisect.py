@@ -14,6 +14,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
+from conformance.errors import ConformanceError
+
 #: The verdicts of a case at one release: check -> verdict (PASS, FAIL, ...).
 Verdicts = Mapping[str, str]
 
@@ -68,8 +70,8 @@ class Bisection:
         return [c for c in {**before, **after} if before.get(c) != after.get(c)]
 
 
-class BoundSkipped(Exception):
-    """A bound of the search could not be judged (its probe says why)."""
+class BoundSkipped(ConformanceError):
+    """A bound of the search could not be judged, its probe says why (exit status 2)."""
 
     def __init__(self, probe: Probe) -> None:
         super().__init__(f"{probe.version}: {probe.skipped}")

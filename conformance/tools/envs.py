@@ -36,7 +36,7 @@ from pathlib import Path
 
 from conformance.adapters import NODE_DIR, Adapter
 from conformance.corpus.validation import cache_dir
-from conformance.errors import UsageError
+from conformance.errors import ConformanceError, UsageError
 
 PROJECT = "reasoning-conformance"
 PACKAGE_DIR = Path(__file__).resolve().parent.parent
@@ -77,8 +77,9 @@ LIBRARY_PACKAGES = {
 }
 
 
-class EnvBuildError(Exception):
-    """An environment that could not be built; the message names the release and the error."""
+class EnvBuildError(ConformanceError):
+    """An environment that could not be built; the message names the release and the error
+    (exit status 2)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -38,8 +38,8 @@ from conformance.transport.spec import parse_impl
 TIMEOUT = 60.0
 
 
-class WrongVersion(Exception):
-    """The adapter loaded another release than the one asked for."""
+class WrongVersion(ImplementationStartError):
+    """The adapter loaded another release than the one asked for (exit status 2)."""
 
 
 @dataclass(slots=True)
