@@ -169,3 +169,23 @@ def test_a_python_env_holds_the_release_asked_for() -> None:
         assert spec.startswith("cmd:") and sys.executable not in spec
     finally:
         connection.close()
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(shutil.which("npm") is None, reason="npm is not on PATH")
+def test_bisect_says_when_nothing_changed_or_the_case_is_unknown() -> None:
+    """Between ai 6.0.0 and 6.0.150 the held text is lost alike: no change, exit 2; a case
+    that does not exist is a usage error, also exit 2."""
+    bounds = ["--good", "6.0.0", "--bad", "6.0.150"]
+    same = CliRunner().invoke(
+        main, ["bisect", "--impl", "vercel-ai", "--case", "FBME~text", "--check", "stream", *bounds]
+    )
+    assert same.exit_code == 2, same.output
+    assert "no change found: case FBME~text, check stream is FAIL at 6.0.0" in same.output
+    unknown = CliRunner().invoke(main, ["bisect", "--impl", "vercel-ai", "--case", "NOPE", *bounds])
+    assert unknown.exit_code == 2
+    assert "--case NOPE: no such case runs on vercel-ai" in unknown.output
+    wrong = CliRunner().invoke(
+        main, ["bisect", "--impl", "vercel-ai", "--case", "X", "--good", "0.0.0"]
+    )
+    assert wrong.exit_code == 2 and "0.0.0 is not a release of ai" in wrong.output

@@ -64,7 +64,8 @@ def open_at(
     loaded = connection.info.version
     if loaded != version:
         connection.close()
-        raise WrongVersion(f"asked for {version}, the adapter loaded {loaded}")
+        label = versioned_label(adapter, version)
+        raise WrongVersion(label, f"asked for {version}, the adapter loaded {loaded}")
     return connection, spec
 
 
