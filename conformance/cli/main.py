@@ -47,6 +47,11 @@ LAZY_COMMANDS = {
     "replay": "conformance.cli.replay_commands:replay",
     "store": "conformance.cli.store_commands:store",
     "site": "conformance.cli.site_command:site",
+    # A library's releases, each in its own environment, and the findings page.
+    "env": "conformance.cli.versions_commands:env",
+    "versions": "conformance.cli.versions_commands:versions",
+    "bisect": "conformance.cli.versions_commands:bisect",
+    "findings": "conformance.cli.versions_commands:findings",
 }
 
 
