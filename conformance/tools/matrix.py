@@ -118,10 +118,10 @@ def run_matrix(settings: MatrixSettings, *, echo: Callable[..., None]) -> Matrix
     the results re-judged against them) before the summary and reports."""
     lock_dir = expectations_target(settings) if settings.update_expectations else None
     cases = load_corpus([bundled_cases_dir()]).cases
+    adapters = selected_adapters(settings.only)
     if settings.merge:
-        stored, targets = merged_targets(settings.merge, settings.bench)
+        stored, targets = merged_targets(settings.merge, settings.bench, adapters)
     else:
-        adapters = selected_adapters(settings.only)
         stored, targets = cached_targets(cases, adapters, settings.timeout, settings.cache_dir)
     skipped: dict[str, str] = {}
     for label, _, _ in targets:
@@ -170,11 +170,11 @@ def run_matrix(settings: MatrixSettings, *, echo: Callable[..., None]) -> Matrix
 
         def finished(self, event: Finished) -> None:
             matrix.run = event.run
-            adapters = {label: adapter for label, _, adapter in targets}
+            by_label = {label: adapter for label, _, adapter in targets}
             matrix.entries = []
             for impl in event.run.implementations:
                 label = impl.info.label
-                entry = entries.get(label) or Entry(impl, adapters.get(label))
+                entry = entries.get(label) or Entry(impl, by_label.get(label))
                 entry.run = impl
                 matrix.entries.append(entry)
             reasons = {**skipped, **plan.skipped}
@@ -184,7 +184,7 @@ def run_matrix(settings: MatrixSettings, *, echo: Callable[..., None]) -> Matrix
                 if adapter is not None and label in reasons
             ]
             if settings.merge:
-                matrix.skipped += not_merged(stored)
+                matrix.skipped += not_merged(stored, adapters)
             if lock_dir is not None:
                 _update_expectations(matrix, lock_dir, echo)
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from conformance.adapters import ADAPTERS, Adapter
+from conformance.adapters import Adapter
 from conformance.errors import UsageError
 from conformance.model.cases import CaseIdentity
 from conformance.tools.bench_figures import BenchSettings
@@ -51,7 +51,7 @@ def cached_targets(
 
 
 def merged_targets(
-    directories: Sequence[Path], bench: BenchSettings | None
+    directories: Sequence[Path], bench: BenchSettings | None, adapters: Sequence[Adapter]
 ) -> tuple[dict[str, Stored], list[Target]]:
     """The entries of the results directories of CI jobs, each complete, in the order of
     ADAPTERS (the reference first): the matrix they make together."""
@@ -70,9 +70,9 @@ def merged_targets(
             f"--merge: {', '.join(missing)} measured under another --bench than this one; "
             "give --merge the --bench the jobs ran with"
         )
-    known = {a.label: a for a in ADAPTERS}
+    known = {a.label: a for a in adapters}
     targets: list[Target] = [(REFERENCE, REFERENCE, None)]
-    targets += [(a.label, a.spec, a) for a in ADAPTERS if a.label in stored]
+    targets += [(a.label, a.spec, a) for a in adapters if a.label in stored]
     targets += [
         (label, s.material["implementation"]["spec"], None)
         for label, s in stored.items()
@@ -81,7 +81,9 @@ def merged_targets(
     return stored, targets
 
 
-def not_merged(stored: Mapping[str, Stored]) -> list[tuple[Adapter, str]]:
+def not_merged(
+    stored: Mapping[str, Stored], adapters: Sequence[Adapter]
+) -> list[tuple[Adapter, str]]:
     """The adapters no merged job ran, and why they are not in the matrix."""
     reason = "in none of the merged results directories"
-    return [(a, reason) for a in ADAPTERS if a.label not in stored]
+    return [(a, reason) for a in adapters if a.label not in stored]
