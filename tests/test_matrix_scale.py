@@ -295,3 +295,31 @@ def test_the_command_line_caches_and_says_so(registry: None, tmp_path: Path) -> 
     assert "no-flush: served from the cache" in second.output
     bad = CliRunner().invoke(main, ["matrix", "--merge", str(tmp_path), "--adapter", "no-flush"])
     assert bad.exit_code == 2
+
+
+def test_the_split_workflow_of_the_docs_names_real_adapters_and_options() -> None:
+    import re
+
+    import yaml
+
+    from conformance.adapters import ADAPTERS
+    from conformance.cli.implementations import matrix as matrix_command
+
+    doc = (Path(__file__).parent.parent / "docs" / "ci.md").read_text("utf-8")
+    section = doc[doc.index("## The ecosystem matrix, cached and split across jobs") :]
+    block = re.search(r"```yaml\n(.*?)```", section, re.S)
+    assert block is not None
+    workflow = yaml.safe_load(block.group(1))
+    include = workflow["jobs"]["adapters"]["strategy"]["matrix"]["include"]
+    labels = {a.label for a in ADAPTERS}
+    assert all(set(job["adapters"].split()) <= labels for job in include)
+    assert workflow["jobs"]["merge"]["needs"] == "adapters"
+    runs = [
+        step["run"]
+        for job in workflow["jobs"].values()
+        for step in job["steps"]
+        if "conformance matrix" in step.get("run", "")
+    ]
+    flags = {flag for run in runs for flag in re.findall(r"(--[a-z-]+)", run)}
+    known = {option for param in matrix_command.params for option in param.opts}
+    assert {"--results-out", "--merge", "--docs", "--adapter"} <= flags <= known

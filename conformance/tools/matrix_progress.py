@@ -57,6 +57,8 @@ class MatrixProgress(Handler):
         #: (checks, seconds) of each implementation that ran and finished
         self._finished: list[tuple[int, float]] = []
         self._cached = 0
+        #: Labels that finished (run or served) or were skipped.
+        self._over: set[str] = set()
         self._began = clock()
 
     def expect(self, served: Mapping[str, bool]) -> None:
@@ -101,6 +103,8 @@ class MatrixProgress(Handler):
 
     def phase(self, label: str, name: str) -> None:
         with self._lock:
+            if name in ("skipped", "cached"):
+                self._over.add(label)
             if name == "skipped":
                 self._served.pop(label, None)
                 return
@@ -111,6 +115,7 @@ class MatrixProgress(Handler):
             running = self._running.get(label)
             if name == "done" and running is not None:
                 del self._running[label]
+                self._over.add(label)
                 seconds = self.clock() - running.began
                 self._finished.append((running.total, seconds))
                 self._say(
@@ -138,7 +143,7 @@ class MatrixProgress(Handler):
         waiting = [
             self._totals.get(label, 0) * rate
             for label, served in self._served.items()
-            if not served and label not in self._running and label in self._totals
+            if not served and label not in self._running and label not in self._over
         ]
         return max(max(busy, default=0.0), (sum(busy) + sum(waiting)) / self.jobs)
 
@@ -150,8 +155,7 @@ class MatrixProgress(Handler):
         return f"; about {said} left"
 
     def _waiting(self) -> int:
-        finished = len(self._finished)
-        return sum(not s for s in self._served.values()) - finished - len(self._running)
+        return sum(label not in self._over for label in self._served) - len(self._running)
 
     def status(self) -> str:
         parts = [
