@@ -15,9 +15,8 @@ terminal summary, progress, report writers). The session decides, once for all o
 - the exit status: 130/143 interrupted, 2 a usage or case-file problem or an implementation
   that could not start, 1 a failure, an unjudged implementation or an exhausted budget, else 0.
 
-Jobs run one after the other, or `jobs` at a time, each on a thread of its own (the matrix's
-jobs wait there on worker processes: tools/matrix_worker.py). Either way the runs come out in
-the order of the jobs, and every event reaches the handlers from one thread at a time.
+Jobs run one after the other, or `jobs` at a time on threads (the matrix's wait there on
+worker processes); the runs keep the jobs' order, and handlers get one event at a time.
 """
 
 from __future__ import annotations
@@ -69,8 +68,7 @@ class Stop(KeyboardInterrupt):
 
 
 class Skipped(Exception):
-    """Raised by a job's `connect` when the job does not apply here (a library that is not
-    installed): the implementation is left out of the run, with this reason."""
+    """From a job's `connect`: the job does not apply here (its library is not installed)."""
 
 
 class Opened(Protocol):

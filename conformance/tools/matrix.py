@@ -31,14 +31,13 @@ from conformance.corpus.expectations import (
 from conformance.engine.plans import result_count
 from conformance.errors import UsageError
 from conformance.model.options import Options
-from conformance.model.results import CaseResult, ImplementationRun, Run, Verdict
+from conformance.model.results import CaseResult, Run, Verdict
 from conformance.reports._bugclass import BY_NAME, classify
 from conformance.session.events import Finished, Handler
 from conformance.session.handlers import ReportWriter, TerminalSummary
 from conformance.session.orchestrator import Opened, Session, SessionSettings
-from conformance.tools.bench import BenchResult, BenchSettings
-from conformance.tools.fingerprint import Fingerprint
-from conformance.tools.matrix_jobs import Plan, complete, job
+from conformance.tools.bench import BenchSettings
+from conformance.tools.matrix_jobs import Entry, Plan, complete, job
 from conformance.tools.matrix_progress import MatrixProgress
 from conformance.tools.matrix_store import results_path, write
 from conformance.tools.matrix_targets import (
@@ -77,18 +76,6 @@ class MatrixSettings:
     results_out: Path | None = None
     #: Results directories to merge into one matrix instead of running anything.
     merge: Sequence[Path] = ()
-
-
-@dataclass(slots=True)
-class Entry:
-    """One implementation of the matrix."""
-
-    run: ImplementationRun
-    adapter: Adapter | None = None
-    fingerprint: Fingerprint | None = None
-    bench: BenchResult | None = None
-    #: The growth check, measured before the benchmark (which it can rule out).
-    growth: CaseResult | None = None
 
 
 @dataclass(slots=True)
@@ -142,7 +129,6 @@ def run_matrix(settings: MatrixSettings, *, echo: Callable[..., None]) -> Matrix
         None if settings.merge else settings.cache_dir,
         settings.results_out,
         entries,
-        lambda info, adapter: Entry(ImplementationRun(info), adapter),
         progress.phase,
     )
 

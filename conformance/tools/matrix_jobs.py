@@ -12,15 +12,17 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from conformance.adapters import Adapter
 from conformance.corpus.expectations import ExpectedFailures
 from conformance.errors import ImplementationStartError
 from conformance.model.cases import CaseIdentity
-from conformance.model.results import CaseResult, ImplementationInfo
+from conformance.model.results import CaseResult, ImplementationInfo, ImplementationRun
 from conformance.session.orchestrator import Context, Job, Opened, Skipped
+from conformance.tools.bench import BenchResult
 from conformance.tools.bench_figures import BenchSettings
+from conformance.tools.fingerprint import Fingerprint
 from conformance.tools.matrix_store import (
     Measured,
     Stored,
@@ -41,8 +43,17 @@ from conformance.tools.matrix_worker import (
 from conformance.transport.connections import Connection
 from conformance.transport.spec import parse_impl
 
-if TYPE_CHECKING:
-    from conformance.tools.matrix import Entry
+
+@dataclass(slots=True)
+class Entry:
+    """One implementation of the matrix."""
+
+    run: ImplementationRun
+    adapter: Adapter | None = None
+    fingerprint: Fingerprint | None = None
+    bench: BenchResult | None = None
+    #: The growth check, measured before the benchmark (which it can rule out).
+    growth: CaseResult | None = None
 
 
 @dataclass(slots=True)
@@ -58,7 +69,6 @@ class Plan:
     results_out: Path | None
     #: Each job's `Entry`, by label, filled as the jobs run.
     entries: dict[str, Entry]
-    make_entry: Callable[[ImplementationInfo, Adapter | None], Entry]
     #: Told of each implementation's phase (`corpus`, `fingerprint`, ...; `cached`, `done`).
     phase: Callable[[str, str], None] = lambda label, name: None
     #: Adapters found unavailable while running, label -> reason.
@@ -146,7 +156,7 @@ def job(
         return live
 
     def work(handle: Opened, context: Context) -> None:
-        entry = plan.make_entry(handle.info, adapter)
+        entry = Entry(ImplementationRun(handle.info), adapter)
         plan.entries[label] = entry
         for result in stored.results:
             emit(context, result)
