@@ -36,7 +36,7 @@ from conformance.reports._bugclass import BY_NAME, classify
 from conformance.session.events import Finished, Handler
 from conformance.session.handlers import ReportWriter, TerminalSummary
 from conformance.session.orchestrator import Opened, Session, SessionSettings
-from conformance.tools.bench import BenchSettings
+from conformance.tools.bench import QUICK, BenchSettings
 from conformance.tools.matrix_jobs import Entry, Plan, complete, job
 from conformance.tools.matrix_progress import MatrixProgress
 from conformance.tools.matrix_store import results_path, write
@@ -47,11 +47,13 @@ from conformance.tools.matrix_targets import (
 )
 
 DIVERGENCES = Path(__file__).parent.parent / "adapters" / "divergences.yaml"
-#: The matrix's default measurements: `conformance bench`'s default document (1 MB; a small
-#: one hides superlinear costs) and `--quick`'s growth sizes. Some libraries take time
-#: quadratic in the stream (vLLM's `deepseek_r1` scans every earlier token ID at each step):
-#: at 1 MB in 1-character chunks that is hours, so an implementation that the growth check
-#: (engine/growth.py) finds superlinear is not benched, and the page says why.
+#: `--bench small`: `conformance bench`'s default document (1 MB) and `--quick`'s growth
+#: sizes. Some libraries take time quadratic in the stream (vLLM's `deepseek_r1` scans every
+#: earlier token ID at each step): at 1 MB in 1-character chunks that is hours, so an
+#: implementation that the growth check (engine/growth.py) finds superlinear is not benched,
+#: and the page says why. The default is `--quick` (QUICK, 100 KB): with superlinear costs
+#: found by the growth check first, a longer document only measures the same per-chunk cost
+#: ten times over (minutes for a slow library in 1-character chunks, three times each).
 SMALL = BenchSettings(growth_sizes=(200_000, 2_000_000))
 #: Verdicts that are failures of the library, whether expected or not.
 FAILED = frozenset({Verdict.FAIL, Verdict.ERROR, Verdict.TIMEOUT, Verdict.XFAIL})
@@ -63,7 +65,7 @@ class MatrixSettings:
     expectations_dir: Path = EXPECTATIONS_DIR
     #: Adapter labels to run (the reference always runs); empty for all.
     only: Sequence[str] = ()
-    bench: BenchSettings | None = SMALL
+    bench: BenchSettings | None = QUICK
     timeout: float = 60.0
     update_expectations: bool = False
     #: Where `update_expectations` writes; None for `expectations_target`'s choice.
