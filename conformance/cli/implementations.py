@@ -16,7 +16,7 @@ from conformance.cli.common import (
     timeout_option,
 )
 from conformance.cli.store_commands import import_option, import_run
-from conformance.errors import ConformanceError
+from conformance.errors import ConformanceError, UsageError
 from conformance.session.orchestrator import EXIT_FAILED, EXIT_OK, EXIT_USAGE
 
 
@@ -146,11 +146,12 @@ def bench(impls: tuple[str, ...], quick: bool, timeout: float, format_: str) -> 
     "--bench",
     "bench_mode",
     type=click.Choice(["small", "quick", "full", "none"]),
-    default="small",
+    default="quick",
     show_default=True,
-    help="Speed measurements: `conformance bench`'s 1 MB document with `--quick`'s growth "
-    "sizes, `conformance bench --quick` (100 KB), its full sizes (1 MB, growth 1 MB / 10 MB), "
-    "or none. Implementations the growth check finds superlinear are not benchmarked.",
+    help="Speed measurements: `conformance bench --quick` (a 100 KB document, growth 200 KB "
+    "/ 2 MB), the same with its 1 MB document (small), its full sizes (1 MB, growth 1 MB / "
+    "10 MB), or none. Implementations the growth check finds superlinear are not "
+    "benchmarked, so a longer document finds nothing more about them.",
 )
 @timeout_option(60.0, " (benchmark streams are long)")
 @click.option(
@@ -169,6 +170,40 @@ def bench(impls: tuple[str, ...], quick: bool, timeout: float, format_: str) -> 
     "checkout's conformance/adapters/expectations, or REPORT_DIR/expectations when "
     "conformance is installed rather than run from a checkout).",
 )
+@click.option(
+    "--jobs",
+    "-j",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Implementations run at once, each in a worker process of its own (default: the "
+    "number of CPUs; 1 runs them one after the other in this process).",
+)
+@click.option(
+    "--cache-dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="Where each implementation's results, fingerprint and measurements are kept, by "
+    "what they depend on (the implementation's code and installed version, the corpus, the "
+    "harness), so an unchanged implementation is not judged again. Default: "
+    "$XDG_CACHE_HOME/reasoning-conformance/matrix (CONFORMANCE_CACHE_DIR moves it).",
+)
+@click.option("--no-cache", is_flag=True, help="Judge every implementation again.")
+@click.option(
+    "--results-out",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="Also write each implementation's results here, for `--merge` (one CI job's part "
+    "of a matrix split across jobs: docs/ci.md).",
+)
+@click.option(
+    "--merge",
+    "merge",
+    multiple=True,
+    type=click.Path(exists=True, file_okay=False, path_type=Path),
+    metavar="DIR",
+    help="Run nothing: make the matrix, its reports and the ecosystem page from the "
+    "--results-out directories of several jobs (repeatable).",
+)
 @import_option
 def matrix(
     only: tuple[str, ...],
@@ -178,18 +213,35 @@ def matrix(
     timeout: float,
     update_expectations: bool,
     expectations_out: Path | None,
+    jobs: int | None,
+    cache_dir: Path | None,
+    no_cache: bool,
+    results_out: Path | None,
+    merge: tuple[Path, ...],
     store: Path | None,
 ) -> None:
     """Run the reference and every installed adapter (pydantic-ai, LiteLLM, SGLang, vLLM,
-    transformers, the Vercel AI SDK) and write the side-by-side reports and the ecosystem page.
+    transformers, the Vercel AI SDK, ...) and write the side-by-side reports and the
+    ecosystem page.
+
+    Implementations run in parallel worker processes (--jobs), and one whose code, library
+    version, corpus and harness did not change since it was last judged is served from the
+    cache. Progress, with an estimate of the time left, goes to standard error.
 
     Exit status 0 when every adapter behaves as its expectation file says, 1 when one
     regressed or improved (FAIL or XPASS), 2 for a usage error.
     """
+    import os
+
     from conformance.tools.bench import FULL, QUICK
     from conformance.tools.ecosystem import render_ecosystem
     from conformance.tools.matrix import SMALL, MatrixSettings, run_matrix
+    from conformance.tools.matrix_store import default_cache_dir
 
+    if merge and (only or results_out):
+        fail(
+            UsageError("--merge makes the matrix from results: give no --adapter or --results-out")
+        )
     settings = MatrixSettings(
         report_dir=report_dir,
         only=only,
@@ -197,6 +249,10 @@ def matrix(
         timeout=timeout,
         update_expectations=update_expectations,
         expectations_out=expectations_out,
+        jobs=jobs or os.cpu_count() or 1,
+        cache_dir=None if no_cache else cache_dir or default_cache_dir(),
+        results_out=results_out,
+        merge=merge,
     )
     try:
         result = run_matrix(settings, echo=click.echo)

@@ -14,6 +14,9 @@ terminal summary, progress, report writers). The session decides, once for all o
   to it, or nothing at all, fails the run (engine/coverage.py, the one definition);
 - the exit status: 130/143 interrupted, 2 a usage or case-file problem or an implementation
   that could not start, 1 a failure, an unjudged implementation or an exhausted budget, else 0.
+
+Jobs run one after the other, or `jobs` at a time on threads (the matrix's wait there on
+worker processes); the runs keep the jobs' order, and handlers get one event at a time.
 """
 
 from __future__ import annotations
@@ -26,7 +29,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from types import FrameType
-from typing import Any
+from typing import Any, Generic, Protocol, TypeVar
 
 from conformance.engine.coverage import DEFAULT_MIN_JUDGED, unjudged_problem
 from conformance.engine.runner import new_run
@@ -45,7 +48,6 @@ from conformance.session.events import (
     ResultEvent,
     Started,
 )
-from conformance.transport.connections import Connection
 from conformance.transport.spec import ImplementationSpec
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
@@ -65,19 +67,37 @@ class Stop(KeyboardInterrupt):
         self.status = status
 
 
+class Skipped(Exception):
+    """From a job's `connect`: the job does not apply here (its library is not installed)."""
+
+
+class Opened(Protocol):
+    """What a job connects to: a `Connection`, or whatever stands for the implementation
+    (a worker process running it, results served from a cache). One may say how long its
+    start took (`start_seconds`); else the session measures `connect`."""
+
+    @property
+    def info(self) -> ImplementationInfo: ...
+
+    def close(self) -> None: ...
+
+
+C = TypeVar("C", bound=Opened)
+
+
 @dataclass(slots=True)
-class Job:
+class Job(Generic[C]):
     """One implementation's part of a session."""
 
     spec: ImplementationSpec
     #: How many results (checks, or fuzzing properties) the work will give.
     total: int
     #: Runs on the live connection and hands each result to `context.emit`.
-    work: Callable[[Connection, Context], None]
-    connect: Callable[[], Connection]
+    work: Callable[[C, Context], None]
+    connect: Callable[[], C]
     #: The total once connected, where it depends on what the implementation declared
     #: (its options choose the cases that run: derived cases stand in under a profile).
-    recount: Callable[[Connection], int] | None = None
+    recount: Callable[[C], int] | None = None
 
 
 @dataclass(slots=True)
@@ -95,6 +115,8 @@ class SessionSettings:
     problems: Sequence[str] = ()
     #: Handle SIGINT and SIGTERM (only possible in the main thread).
     signals: bool = True
+    #: Jobs run at once, each on a thread of its own.
+    jobs: int = 1
 
 
 class Context:
@@ -135,7 +157,7 @@ class Context:
 class Session:
     def __init__(
         self,
-        jobs: Sequence[Job],
+        jobs: Sequence[Job[Any]],
         settings: SessionSettings,
         handlers: Sequence[Handler],
         *,
@@ -152,6 +174,8 @@ class Session:
         self.deadline: float | None = None
         self.stop: Stop | None = None
         self._armed = False
+        #: Held while counting and emitting, so handlers see one event at a time.
+        self._lock = threading.RLock()
 
     # events
 
@@ -160,6 +184,10 @@ class Session:
             getattr(handler, name)(event)
 
     def count(self, context: Context, result: CaseResult | FuzzResult) -> None:
+        with self._lock:
+            self._count(context, result)
+
+    def _count(self, context: Context, result: CaseResult | FuzzResult) -> None:
         self.done += 1
         label = context.run.info.label
         self._emit("result", ResultEvent(label, result))
@@ -221,10 +249,8 @@ class Session:
         started = datetime.now(UTC)
         clock = time.perf_counter()
         self._emit("started", Started([job.spec.label for job in self.jobs], self.total))
-        runs: list[ImplementationRun] = []
         with self._stoppable():
-            for job in self.jobs:
-                runs.append(self._run_job(job))
+            runs = self._run_jobs()
         run = new_run(runs, dict(self.settings.selection), started=started)
         run.duration = time.perf_counter() - clock
         run.problems = [*self.settings.problems, *self._unjudged(runs)]
@@ -235,26 +261,77 @@ class Session:
         self._emit("finished", finished)
         return finished
 
-    def _run_job(self, job: Job) -> ImplementationRun:
+    def _run_jobs(self) -> list[ImplementationRun]:
+        if self.settings.jobs <= 1 or len(self.jobs) <= 1:
+            return [run for job in self.jobs if (run := self._run_job(job)) is not None]
+        runs: dict[int, ImplementationRun | None] = {}
+        errors: list[BaseException] = []
+        order = iter(range(len(self.jobs)))
+        taking = threading.Lock()
+
+        def worker() -> None:
+            while not errors:
+                with taking:
+                    index = next(order, None)
+                if index is None:
+                    return
+                try:
+                    runs[index] = self._run_job(self.jobs[index])
+                except BaseException as error:  # a bug: raised in the main thread below
+                    errors.append(error)
+
+        threads = [
+            threading.Thread(target=worker, name=f"conformance-job-{number}", daemon=True)
+            for number in range(min(self.settings.jobs, len(self.jobs)))
+        ]
+        for thread in threads:
+            thread.start()
+        try:
+            for thread in threads:
+                while thread.is_alive():
+                    thread.join(0.1)
+        except Stop as stop:
+            # The jobs see `stopping()` and end within a request; wait for them.
+            if self.stop is None:
+                self.stop = stop
+            for thread in threads:
+                thread.join()
+        if errors:
+            raise errors[0]
+        return [
+            run
+            for index, job in enumerate(self.jobs)
+            if (run := runs.get(index, _not_run(job))) is not None
+        ]
+
+    def _run_job(self, job: Job[Any]) -> ImplementationRun | None:
         info = _unknown(job.spec)
         if self.stopping():
             return ImplementationRun(info, not_run=job.total)
-        connection: Connection | None = None
+        connection: Opened | None = None
         context: Context | None = None
         try:
             launched = time.perf_counter()
             try:
                 connection = job.connect()
+            except Skipped as reason:
+                self.echo(f"skipped {job.spec.label}: {reason}", err=True)
+                with self._lock:
+                    self.total -= job.total
+                return None
             except ImplementationStartError as error:
                 self.echo(f"error: {error}", err=True)
                 return ImplementationRun(info, failure=str(error))
+            seconds = getattr(connection, "start_seconds", None)
             started = ImplementationRun(
-                connection.info, start_seconds=time.perf_counter() - launched
+                connection.info,
+                start_seconds=time.perf_counter() - launched if seconds is None else seconds,
             )
             total = job.total if job.recount is None else job.recount(connection)
-            self.total += total - job.total
             context = Context(self, started, total)
-            self._emit("implementation_started", ImplementationStarted(connection.info, total))
+            with self._lock:
+                self.total += total - job.total
+                self._emit("implementation_started", ImplementationStarted(connection.info, total))
             job.work(connection, context)
         except Stop as stop:
             if self.stop is None:
@@ -292,6 +369,10 @@ def _budget_reason(budget: float | None) -> str:
 def _maxfail_reason(maxfail: int) -> str:
     failures = "failure" if maxfail == 1 else "failures"
     return f"stopped after {maxfail} {failures} (--maxfail {maxfail})"
+
+
+def _not_run(job: Job[Any]) -> ImplementationRun:
+    return ImplementationRun(_unknown(job.spec), not_run=job.total)
 
 
 def _unknown(spec: ImplementationSpec) -> ImplementationInfo:

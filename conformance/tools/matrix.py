@@ -23,30 +23,37 @@ import yaml
 from conformance.adapters import ADAPTERS, EXPECTATIONS_DIR, Adapter
 from conformance.contracts import all_checks
 from conformance.corpus.cases import bundled_cases_dir, load_corpus
-from conformance.corpus.expectations import load_expected_failures, render_lock
-from conformance.engine.growth import growth_result
+from conformance.corpus.expectations import (
+    ExpectedFailures,
+    load_expected_failures,
+    render_lock,
+)
 from conformance.engine.plans import result_count
-from conformance.engine.runner import run_implementation
 from conformance.errors import UsageError
 from conformance.model.options import Options
-from conformance.model.results import CaseResult, ImplementationRun, Run, Verdict
+from conformance.model.results import CaseResult, Run, Verdict
 from conformance.reports._bugclass import BY_NAME, classify
 from conformance.session.events import Finished, Handler
 from conformance.session.handlers import ReportWriter, TerminalSummary
-from conformance.session.orchestrator import Context, Job, Session, SessionSettings
-from conformance.tools.bench import BenchResult, BenchSettings, bench
-from conformance.tools.fingerprint import Fingerprint, fingerprint
-from conformance.transport.connections import Connection
-from conformance.transport.impls import connect
-from conformance.transport.spec import parse_impl
+from conformance.session.orchestrator import Opened, Session, SessionSettings
+from conformance.tools.bench import QUICK, BenchSettings
+from conformance.tools.matrix_jobs import Entry, Plan, complete, job
+from conformance.tools.matrix_progress import MatrixProgress
+from conformance.tools.matrix_store import results_path, write
+from conformance.tools.matrix_targets import (
+    cached_targets,
+    merged_targets,
+    not_merged,
+)
 
-REFERENCE = "reference"
 DIVERGENCES = Path(__file__).parent.parent / "adapters" / "divergences.yaml"
-#: The matrix's default measurements: `conformance bench`'s default document (1 MB; a small
-#: one hides superlinear costs) and `--quick`'s growth sizes. Some libraries take time
-#: quadratic in the stream (vLLM's `deepseek_r1` scans every earlier token ID at each step):
-#: at 1 MB in 1-character chunks that is hours, so an implementation that the growth check
-#: (engine/growth.py) finds superlinear is not benched, and the page says why.
+#: `--bench small`: `conformance bench`'s default document (1 MB) and `--quick`'s growth
+#: sizes. Some libraries take time quadratic in the stream (vLLM's `deepseek_r1` scans every
+#: earlier token ID at each step): at 1 MB in 1-character chunks that is hours, so an
+#: implementation that the growth check (engine/growth.py) finds superlinear is not benched,
+#: and the page says why. The default is `--quick` (QUICK, 100 KB): with superlinear costs
+#: found by the growth check first, a longer document only measures the same per-chunk cost
+#: ten times over (minutes for a slow library in 1-character chunks, three times each).
 SMALL = BenchSettings(growth_sizes=(200_000, 2_000_000))
 #: Verdicts that are failures of the library, whether expected or not.
 FAILED = frozenset({Verdict.FAIL, Verdict.ERROR, Verdict.TIMEOUT, Verdict.XFAIL})
@@ -58,23 +65,19 @@ class MatrixSettings:
     expectations_dir: Path = EXPECTATIONS_DIR
     #: Adapter labels to run (the reference always runs); empty for all.
     only: Sequence[str] = ()
-    bench: BenchSettings | None = SMALL
+    bench: BenchSettings | None = QUICK
     timeout: float = 60.0
     update_expectations: bool = False
     #: Where `update_expectations` writes; None for `expectations_target`'s choice.
     expectations_out: Path | None = None
-
-
-@dataclass(slots=True)
-class Entry:
-    """One implementation of the matrix."""
-
-    run: ImplementationRun
-    adapter: Adapter | None = None
-    fingerprint: Fingerprint | None = None
-    bench: BenchResult | None = None
-    #: The growth check, measured before the benchmark (which it can rule out).
-    growth: CaseResult | None = None
+    #: Implementations run at once, each in a worker process when more than one.
+    jobs: int = 1
+    #: Where entries are cached (matrix_store.py); None for no cache.
+    cache_dir: Path | None = None
+    #: Also write each implementation's entry here, for `merge` (one CI job's part).
+    results_out: Path | None = None
+    #: Results directories to merge into one matrix instead of running anything.
+    merge: Sequence[Path] = ()
 
 
 @dataclass(slots=True)
@@ -98,59 +101,56 @@ def selected_adapters(only: Sequence[str]) -> list[Adapter]:
 
 def run_matrix(settings: MatrixSettings, *, echo: Callable[..., None]) -> Matrix:
     """The matrix as a session: one job per implementation (the corpus, then a fingerprint
-    and speed on the same connection). With `update_expectations`, the expectation files are
-    rewritten (and the results re-judged against them) before the summary and reports."""
+    and speed on the same connection), `settings.jobs` at a time, each served from the cache
+    when nothing it depends on changed (matrix_keys.py), or from the results directories of
+    `settings.merge`. With `update_expectations`, the expectation files are rewritten (and
+    the results re-judged against them) before the summary and reports."""
     lock_dir = expectations_target(settings) if settings.update_expectations else None
     cases = load_corpus([bundled_cases_dir()]).cases
-    targets: list[tuple[str, str, Adapter | None]] = [(REFERENCE, REFERENCE, None)]
-    skipped: list[tuple[Adapter, str]] = []
-    for candidate in selected_adapters(settings.only):
-        reason = candidate.unavailable()
-        if reason is None:
-            targets.append((candidate.label, candidate.spec, candidate))
-        else:
-            echo(f"skipped {candidate.label}: {reason}", err=True)
-            skipped.append((candidate, reason))
+    adapters = selected_adapters(settings.only)
+    if settings.merge:
+        stored, targets = merged_targets(settings.merge, settings.bench, adapters)
+    else:
+        stored, targets = cached_targets(cases, adapters, settings.timeout, settings.cache_dir)
+    skipped: dict[str, str] = {}
+    for label, _, _ in targets:
+        reason = stored[label].skipped
+        if reason is not None:
+            echo(f"skipped {label}: {reason}", err=True)
+            skipped[label] = reason
+            if settings.results_out is not None:
+                write(results_path(settings.results_out, label), stored[label])
     total = result_count(cases, all_checks())
     entries: dict[str, Entry] = {}
+    progress = MatrixProgress(settings.jobs)
+    plan = Plan(
+        cases,
+        settings.timeout,
+        settings.bench,
+        settings.jobs > 1,
+        None if settings.merge else settings.cache_dir,
+        settings.results_out,
+        entries,
+        progress.phase,
+    )
 
-    def job(label: str, spec: str, adapter: Adapter | None) -> Job:
-        parsed = parse_impl(f"{label}={spec}")
-        expected = None
-        if adapter is not None and not settings.update_expectations:
-            expected = load_expected_failures(settings.expectations_dir / f"{label}.yaml")
+    def recount(connection: Opened) -> int:
+        # Under the options it declares, derived cases stand in for written ones.
+        options = Options.from_mapping(connection.info.options)
+        return result_count(cases, all_checks(), options)
 
-        def work(connection: Connection, context: Context) -> None:
-            echo(f"{label}: running the corpus", err=True)
-            entry = Entry(context.run, adapter)
-            entries[label] = entry
-            run_implementation(
-                connection,
-                cases,
-                expected_failures=expected,
-                on_result=context.emit,
-                stop=context.stopping,
-            )
-            echo(f"{label}: fingerprint", err=True)
-            entry.fingerprint = fingerprint(connection)
-            if settings.bench is not None:
-                entry.growth = growth_result(connection, stop=context.stopping)
-                if entry.growth.verdict is Verdict.PASS:
-                    entry.bench = bench(
-                        connection, settings.bench, progress=lambda t: echo(t, err=True)
-                    )
+    def expected(adapter: Adapter | None) -> ExpectedFailures | None:
+        if adapter is None or settings.update_expectations:
+            return None
+        return load_expected_failures(settings.expectations_dir / f"{adapter.label}.yaml")
 
-        def opened() -> Connection:
-            return connect(parsed, timeout=settings.timeout)
-
-        def recount(connection: Connection) -> int:
-            # Under the options it declares, derived cases stand in for written ones.
-            options = Options.from_mapping(connection.info.options)
-            return result_count(cases, all_checks(), options)
-
-        return Job(parsed, total, work, opened, recount)
-
-    matrix = Matrix(Run("", "", "", []), [], skipped, settings.bench)
+    jobs = [
+        job(plan, stored[label], adapter, expected(adapter), total, recount)
+        for label, _, adapter in targets
+        if label not in skipped
+    ]
+    progress.expect({label: complete(stored[label], settings.bench) for label, *_ in targets})
+    matrix = Matrix(Run("", "", "", []), [], [], settings.bench)
 
     class Collect(Handler):
         """Builds the matrix from the finished run, and updates the expectation files
@@ -158,21 +158,30 @@ def run_matrix(settings: MatrixSettings, *, echo: Callable[..., None]) -> Matrix
 
         def finished(self, event: Finished) -> None:
             matrix.run = event.run
-            matrix.entries = [
-                entries.get(impl.info.label) or Entry(impl, adapter)
-                for impl, (*_, adapter) in zip(event.run.implementations, targets, strict=True)
-            ]
-            for entry, impl in zip(matrix.entries, event.run.implementations, strict=True):
+            by_label = {label: adapter for label, _, adapter in targets}
+            matrix.entries = []
+            for impl in event.run.implementations:
+                label = impl.info.label
+                entry = entries.get(label) or Entry(impl, by_label.get(label))
                 entry.run = impl
+                matrix.entries.append(entry)
+            reasons = {**skipped, **plan.skipped}
+            matrix.skipped = [
+                (adapter, reasons[label])
+                for label, _, adapter in targets
+                if adapter is not None and label in reasons
+            ]
+            if settings.merge:
+                matrix.skipped += not_merged(stored, adapters)
             if lock_dir is not None:
                 _update_expectations(matrix, lock_dir, echo)
 
-    handlers: list[Handler] = [Collect(), TerminalSummary(echo)]
+    handlers: list[Handler] = [Collect(), progress, TerminalSummary(echo)]
     if settings.report_dir is not None:
         handlers.append(ReportWriter(settings.report_dir, echo))
     session = Session(
-        [job(*target) for target in targets],
-        SessionSettings(selection={"matrix": [label for label, *_ in targets]}),
+        jobs,
+        SessionSettings(selection={"matrix": [label for label, *_ in targets]}, jobs=settings.jobs),
         handlers,
         echo=echo,
     )
