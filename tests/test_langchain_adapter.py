@@ -80,3 +80,32 @@ def test_a_client_that_yields_nothing_times_out_clearly(
     monkeypatch.setattr(lc, "WAIT", 0.5)
     with pytest.raises(TimeoutError, match=r"yielded no message chunk within 0\.5 s after chunk 1"):
         Silent().feed({"content": "a", "reasoning": None})
+
+
+def test_the_node_adapter_measures_what_the_client_holds_back() -> None:
+    """LangChain.js ChatDeepSeek holds a possible close tag back: the delta of the chunk that
+    ends in `</thi` lacks it, and the next chunk's delta completes it (the adapter reads how
+    far the client has read the body, not a count of message chunks)."""
+    from conformance.adapters import adapter
+    from conformance.model.chunks import Chunk
+    from conformance.model.requests import StreamRequest
+    from conformance.transport.impls import connect
+    from conformance.transport.spec import parse_impl
+
+    candidate = adapter("langchain-js-deepseek")
+    reason = candidate.unavailable()
+    if reason is not None:
+        pytest.skip(reason)
+    connection = connect(parse_impl(f"{candidate.label}={candidate.spec}"), timeout=30)
+    try:
+        chunks = (Chunk("<think>abc</thi"), Chunk("nk>Final"), Chunk(None, "R"))
+        [reply] = connection.send([StreamRequest(chunks)])
+    finally:
+        connection.close()
+    assert reply.deltas is not None
+    assert list(reply.deltas) == [
+        {"assistant": "", "thinking": "abc"},
+        {"assistant": "Final", "thinking": ""},
+        {"assistant": "", "thinking": "R"},
+        {"assistant": "", "thinking": ""},
+    ]

@@ -122,14 +122,22 @@ class _LangChain:
         else:
             self._out.put(_DONE)
 
+    def _abandon(self) -> None:
+        """End the stream on the server: a client that failed is not waited for."""
+        if self._channel is not None:
+            self._channel.end()
+            server().close(self._channel)
+
     def _next(self, after: str) -> Any:
         try:
             item = self._out.get(timeout=WAIT)
         except queue.Empty:
+            self._abandon()
             raise TimeoutError(
                 f"{self.label} yielded no message chunk within {WAIT:g} s after {after}"
             ) from None
         if isinstance(item, _Failed):
+            self._abandon()
             raise RuntimeError(f"{self.label} raised after {after}: {item.error!r}") from (
                 item.error
             )
@@ -140,6 +148,7 @@ class _LangChain:
         self._sent += 1
         item = self._next(f"chunk {self._sent} was sent")
         if item is _DONE:
+            self._abandon()
             raise RuntimeError(f"{self.label}'s stream ended before chunk {self._sent}'s event")
         return message_delta(item)
 
