@@ -36,6 +36,8 @@ class Adapter:
     language: str = "python"
     #: The module whose import proves the library is there (python adapters).
     module: str | None = None
+    #: The npm package whose presence proves the library is there (node adapters).
+    npm_package: str = "ai"
 
     @property
     def shown_spec(self) -> str:
@@ -56,8 +58,9 @@ class Adapter:
             return None
         if shutil.which("node") is None:
             return f"node is not on PATH; {self.install}"
-        if not (NODE_DIR / "node_modules" / "ai" / "package.json").exists():
-            return f"the npm package `ai` is not installed in {NODE_DIR}; {self.install}"
+        if not (NODE_DIR / "node_modules" / self.npm_package / "package.json").exists():
+            package = self.npm_package
+            return f"the npm package `{package}` is not installed in {NODE_DIR}; {self.install}"
         return None
 
 
@@ -170,6 +173,74 @@ ADAPTERS: tuple[Adapter, ...] = (
         "vercel-ai-start-with-reasoning",
         "the same with startWithReasoning: true",
         "--start-with-reasoning",
+    ),
+)
+
+
+# -- LangChain (chat models driven through HTTP on 127.0.0.1) --------------------------------
+
+_LC_ABOUT = (
+    "{0} from {1}, streaming (.stream) and not (.invoke), against a live {2} server on "
+    "127.0.0.1 that writes one event per chunk"
+)
+
+
+def _langchain_node(label: str, kind: str, about: str) -> Adapter:
+    script = shlex.quote(str(NODE_DIR / "langchain.mjs"))
+    return Adapter(
+        label,
+        f"cmd:node {script} {kind}",
+        f"LangChain.js (@langchain/{kind})",
+        f"npm ci --prefix {shlex.quote(str(NODE_DIR))}",
+        about,
+        language="typescript",
+        npm_package=f"@langchain/{kind}",
+    )
+
+
+ADAPTERS += (
+    _python(
+        "langchain-openai",
+        "langchain:OpenAI",
+        "LangChain (langchain-openai)",
+        _extra("langchain"),
+        _LC_ABOUT.format("ChatOpenAI", "langchain-openai", "OpenAI-compatible SSE"),
+    ),
+    _python(
+        "langchain-deepseek",
+        "langchain:DeepSeek",
+        "LangChain (langchain-deepseek)",
+        _extra("langchain"),
+        _LC_ABOUT.format("ChatDeepSeek", "langchain-deepseek", "OpenAI-compatible SSE"),
+    ),
+    _python(
+        "langchain-ollama",
+        "langchain:Ollama",
+        "LangChain (langchain-ollama)",
+        _extra("langchain"),
+        _LC_ABOUT.format("ChatOllama (reasoning unset)", "langchain-ollama", "Ollama /api/chat"),
+    ),
+    _python(
+        "langchain-ollama-reasoning",
+        "langchain:OllamaReasoning",
+        "LangChain (langchain-ollama)",
+        _extra("langchain"),
+        _LC_ABOUT.format("ChatOllama(reasoning=True)", "langchain-ollama", "Ollama /api/chat"),
+    ),
+    _langchain_node(
+        "langchain-js-openai",
+        "openai",
+        _LC_ABOUT.format("ChatOpenAI", "@langchain/openai", "OpenAI-compatible SSE"),
+    ),
+    _langchain_node(
+        "langchain-js-deepseek",
+        "deepseek",
+        _LC_ABOUT.format("ChatDeepSeek", "@langchain/deepseek", "OpenAI-compatible SSE"),
+    ),
+    _langchain_node(
+        "langchain-js-ollama",
+        "ollama",
+        _LC_ABOUT.format("ChatOllama", "@langchain/ollama", "Ollama /api/chat"),
     ),
 )
 
