@@ -36,9 +36,13 @@ from __future__ import annotations
 import importlib.util
 import sys
 import types
+from collections.abc import Callable
+from types import SimpleNamespace
+from typing import Any
 
 from ..interface import Chunk, Delta, implementation
 from .common import delta, installed_version, native
+from .engine_families import SGLANG, Variant
 
 
 def _register_package(name: str) -> None:
@@ -55,23 +59,52 @@ def _register_package(name: str) -> None:
 
 
 _register_package("sglang")
+from sglang.srt.entrypoints.openai.protocol import ChatCompletionRequest  # noqa: E402
 from sglang.srt.parser.reasoning_parser import ReasoningParser  # noqa: E402
 
 VERSION = installed_version("sglang")
 
 
+def server_force_reasoning(model_type: str, request: ChatCompletionRequest) -> bool:
+    """`force_reasoning` as `OpenAIServingChat._get_reasoning_from_request` computes it when
+    the template gives no toggle of its own: from the detector's `reasoning_default` and the
+    request's `chat_template_kwargs` (ReasoningParser then forces it for some model types)."""
+    kwargs = request.chat_template_kwargs or {}
+    if model_type == "minimax-m3":
+        return kwargs.get("thinking_mode") == "enabled"
+    if model_type == "hunyuan":
+        return request.reasoning_effort not in (None, "none", "no_think")
+    mode = ReasoningParser.DetectorMap[model_type]().reasoning_default
+    if mode == "always":
+        return True
+    if mode == "mistral":
+        return request.reasoning_effort not in (None, "none")
+    if mode in ("thinking", "enable_thinking"):
+        return not kwargs or kwargs.get(mode) is not False
+    if mode in ("explicit_thinking", "explicit_enable_thinking"):
+        return kwargs.get(mode.removeprefix("explicit_")) is True
+    return False
+
+
 class _SGLang:
-    model_type: str
-    #: What the server passes for the model's chat template and a default request.
-    force_reasoning: bool
+    variant: Variant
 
     def __init__(self) -> None:
         self._parser: ReasoningParser | None = None
+        self._request = ChatCompletionRequest(
+            messages=[{"role": "user", "content": "-"}],
+            model="conformance",
+            chat_template_kwargs=dict(self.variant.template_kwargs) or None,
+        )
+        self._force = server_force_reasoning(self.variant.parser, self._request)
+
+    def _new_parser(self, stream_reasoning: bool) -> ReasoningParser:
+        return ReasoningParser(self.variant.parser, stream_reasoning, self._force, self._request)
 
     def _stream_parser(self) -> ReasoningParser:
         if self._parser is None:
             # The request's `stream_reasoning` defaults to true.
-            self._parser = ReasoningParser(self.model_type, True, self.force_reasoning, None)
+            self._parser = self._new_parser(True)
         return self._parser
 
     def feed(self, chunk: Chunk) -> Delta:
@@ -86,26 +119,20 @@ class _SGLang:
         return delta((normal or "") + (end_normal or ""), (reasoning or "") + (end_reasoning or ""))
 
     def whole(self, content: str | None, reasoning: str | None) -> Delta:
-        parser = ReasoningParser(
-            model_type=self.model_type,
-            stream_reasoning=False,
-            force_reasoning=self.force_reasoning,
-            request=None,
-        )
-        found, normal = parser.parse_non_stream(content or "")
+        found, normal = self._new_parser(False).parse_non_stream(content or "")
         return delta(normal, (reasoning or "") + (found or ""))
 
 
-_OPTIONS = {"delimiters": "think_only", "start_in_reasoning": True, "native_with_tags": "merge"}
+def _factory(variant: Variant) -> Callable[[], Any]:
+    name = "".join(part.title() for part in variant.family.split("_"))
+    cls = type(name, (_SGLang,), {"variant": variant, "__module__": __name__})
+    return implementation(
+        name=f"sglang ({variant.parser})", version=VERSION, options=variant.options
+    )(cls)
 
 
-@implementation(name="sglang (deepseek-r1)", version=VERSION, options=_OPTIONS)
-class DeepSeekR1(_SGLang):
-    model_type = "deepseek-r1"
-    force_reasoning = True
-
-
-@implementation(name="sglang (qwen3)", version=VERSION, options=_OPTIONS)
-class Qwen3(_SGLang):
-    model_type = "qwen3"
-    force_reasoning = True
+#: One factory per family of `engine_families.SGLANG` (`sglang:FAMILY.glm45`).
+FAMILY = SimpleNamespace(**{variant.family: _factory(variant) for variant in SGLANG})
+#: The names the first two variants had.
+DeepSeekR1 = FAMILY.deepseek_r1
+Qwen3 = FAMILY.qwen3
