@@ -114,6 +114,7 @@ VLLM: tuple[Variant, ...] = (
     # Step3's parser knows `</think>` alone: the template's `<think>` is in the prompt.
     _vllm("step3", "step3", "<|BOT|>assistant\n<think>\n", tokens=("<|BOT|>",)),
     _vllm("minimax", "minimax_m2_append_think", "]~b]ai\n", tokens=("]~b]",)),
+    _vllm("minimax_m3", "minimax_m3", "]~b]ai\n", tokens=("]~b]",)),
     # `<think>` is plain text for Olmo 3: the parser looks up the BPE pieces of `</think>`.
     _vllm("olmo3", "olmo3", "<|im_start|>assistant\n", tokens=("\u0120</", "</", "think", ">")),
 )
@@ -143,8 +144,8 @@ SGLANG: tuple[Variant, ...] = (
     _sglang("hunyuan", "hunyuan"),
     _sglang("step3", "step3"),
     _sglang("minimax", "minimax-append-think"),
-    _sglang("command_a", "cohere_command4"),
-    _sglang("gpt_oss", "gpt-oss"),
+    # The template opens the block; the answer is the `<|START_TEXT|>` block after it.
+    _sglang("command_a", "cohere_command4", overrides=_IN),
 )
 
 #: (engine, family) -> why that engine's parser for the family cannot be run here.
@@ -158,8 +159,17 @@ LEFT_OUT: dict[tuple[str, str], str] = {
         "the openai_gptoss parser needs openai_harmony's encoding, whose vocabulary file "
         "(o200k_base) it downloads on first use: not reachable here"
     ),
-    ("vLLM", "hunyuan"): "pending",
-    ("vLLM", "minimax_m3"): "pending",
+    ("SGLang", "gpt_oss"): (
+        "runs (SGLang's own HarmonyParser, no encoding needed), but its failures (2,909 checks "
+        "in 96 signatures: text outside harmony messages dropped or held, partial tokens lost) "
+        "are not yet explained by rules read from the parser; left out rather than locked "
+        "unexplained"
+    ),
+    ("vLLM", "hunyuan"): (
+        "with the stand-in tokenizer (`<think>`, `</think>`, `<answer>`, `</answer>` as single "
+        "tokens) every fingerprint probe of hunyuan_a13b came back undetermined; what the parser "
+        "needs from the model's tokenizer is not yet found"
+    ),
 }
 
 VARIANTS: tuple[Variant, ...] = VLLM + SGLANG

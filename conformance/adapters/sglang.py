@@ -1,7 +1,9 @@
-"""SGLang's reasoning parser, `deepseek-r1` and `qwen3` detectors.
+"""SGLang's reasoning parser, one variant per model family of `engine_families.SGLANG`.
 
-    conformance run --impl sglang-deepseek-r1=python:conformance.adapters.sglang:DeepSeekR1
-    conformance run --impl sglang-qwen3=python:conformance.adapters.sglang:Qwen3
+    conformance run --impl sglang-deepseek-r1=python:conformance.adapters.sglang:FAMILY.deepseek_r1
+    conformance run --impl sglang-kimi-k2=python:conformance.adapters.sglang:FAMILY.kimi_k2
+
+(`sglang:DeepSeekR1` and `sglang:Qwen3` still name the first two.)
 
 `sglang.srt.parser.reasoning_parser.ReasoningParser` as SGLang's OpenAI-compatible server
 calls it (checked against `sglang/srt/entrypoints/openai/serving_chat.py` of the installed
@@ -12,13 +14,14 @@ reason, `parse_stream_end()` after it; a whole response makes a parser with
 `stream_reasoning=False` and calls `parse_non_stream(text)`. The adapter ends a stream with one
 more output holding no text, since it does not know which chunk is the last.
 
-`force_reasoning` is what the server computes for the model's chat template and a default
-request (`template_manager.force_reasoning or _get_reasoning_from_request(request)`): the
-DeepSeek-R1 detector always starts in reasoning; for Qwen3, the template's `enable_thinking`
-toggle defaults to true (`template_detection.py`, rule `enable_thinking_default_true`), so the
-server passes `force_reasoning=True` and the parser starts inside reasoning too, stripping the
-`<think>` the model writes. (An earlier version of this adapter left it false, which is what a
-request with `chat_template_kwargs: {"enable_thinking": false}` gets.)
+`force_reasoning` is what the server computes for a default request (`template_manager.
+force_reasoning or _get_reasoning_from_request(request)`), here from the detector's own
+`reasoning_default` as the server falls back to it (`server_force_reasoning`): `always` forces
+reasoning (DeepSeek-R1); a thinking toggle that defaults to on (`enable_thinking`, Qwen3, GLM,
+Kimi K2, Nemotron, Granite thinking) forces it too, so those parsers start inside reasoning and
+strip the start tag the model writes; `explicit_*` toggles (DeepSeek-V3 without `thinking`,
+Gemma 4) leave it off unless the row's `chat_template_kwargs` turn it on. A request with
+`chat_template_kwargs: {"enable_thinking": false}` gets the other behaviour.
 
 The parser needs no server dependency, but `import sglang` runs `sglang/__init__.py`, which
 imports torch, triton and the runtime. This module therefore registers the installed

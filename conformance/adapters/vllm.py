@@ -1,8 +1,13 @@
-"""vLLM's reasoning parsers, `deepseek_r1` and `qwen3`, driven through vLLM's OpenAI-compatible
-chat serving path with a stand-in tokenizer.
+"""vLLM's reasoning parsers, one variant per model family of `engine_families.VLLM`, driven
+through vLLM's OpenAI-compatible chat serving path with a stand-in tokenizer.
 
-    conformance run --impl vllm-deepseek-r1=python:conformance.adapters.vllm:DeepSeekR1
-    conformance run --impl vllm-qwen3=python:conformance.adapters.vllm:Qwen3
+    conformance run --impl vllm-deepseek-r1=python:conformance.adapters.vllm:FAMILY.deepseek_r1
+    conformance run --impl vllm-glm45=python:conformance.adapters.vllm:FAMILY.glm45
+
+(`vllm:DeepSeekR1` and `vllm:Qwen3` still name the first two.) Each row of the table gives the
+parser's name (`--reasoning-parser`), the end of the prompt the family's chat template renders
+for generation, the request's `chat_template_kwargs` and the chat format's special tokens; the
+variant declares the family profile with the options where vLLM differs from it.
 
 As the server calls them (checked against `vllm/entrypoints/openai/chat_completion/serving.py`
 and `stream_processor.py` of the installed vLLM): `OpenAIServingChat` composes a `Parser` class
@@ -17,14 +22,15 @@ request)` after `set_prompt_token_ids`. Calling `extract_reasoning_streaming` di
 adapter once did, keeps the reasoning parser running after the first close tag and hides what
 the server shows (a second `<think>` block stays visible through the server).
 
-The prompt is the one the chat template renders for generation: DeepSeek-R1's ends with an
-opened `<think>`, Qwen3's with the assistant header; neither holds `</think>`, so both start
-inside reasoning. The end of the stream is one more engine output with no text and a finish
-reason (`finished=True`), since the adapter does not know which chunk is the last.
+The prompt is the end of the one the chat template renders for generation (DeepSeek-R1's ends
+with an opened `<think>`, Qwen3's with the assistant header); where it holds no end token, the
+parsers start inside reasoning. The end of the stream is one more engine output with no text
+and a finish reason (`finished=True`), since the adapter does not know which chunk is the last.
 
 The parsers decide on token IDs, not text. No model is loaded: `StandInTokenizer` gives each
-delimiter of the models' chat format (`<think>`, `</think>`, `<tool_call>`, ...) one ID, as
-the real tokenizers do, and every other character an ID of its own. A delimiter counts as
+special token of the family one ID, as the real tokenizers do (its profile's delimiters and
+tool markers where they are special tokens, harmony's tokens, and the chat format's own from
+the table), and every other character an ID of its own. A delimiter counts as
 one token only when it lies whole inside one chunk; split across chunks it is plain text,
 which in vLLM cannot happen for a special token but does for models whose tags are not
 special tokens.
