@@ -16,6 +16,8 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
+from .engine_families import VARIANTS, Variant
+
 NODE_DIR = Path(__file__).parent / "node"
 #: Known divergences of each adapter, `expectations/<label>.yaml` (see docs/ecosystem.md).
 EXPECTATIONS_DIR = Path(__file__).parent / "expectations"
@@ -103,6 +105,21 @@ _VLLM_ABOUT = (
     "engine output (via ChatStreamProcessor.step), Parser.parse for whole messages; token IDs "
     "from a stand-in tokenizer"
 )
+
+
+def _engine(variant: Variant) -> Adapter:
+    """The adapter of one family of vLLM or SGLang (engine_families.py)."""
+    module = variant.engine.lower()
+    if module == "vllm":
+        about = _VLLM_ABOUT.format(variant.parser)
+    else:
+        about = _R1.format(f"ReasoningParser({variant.parser!r})")
+    install = VLLM if module == "vllm" else SGLANG
+    return _python(
+        variant.label, f"{module}:FAMILY.{variant.family}", variant.engine, install, about
+    )
+
+
 ADAPTERS: tuple[Adapter, ...] = (
     _python(
         "pydantic-ai",
@@ -128,30 +145,6 @@ ADAPTERS: tuple[Adapter, ...] = (
         "OllamaChatCompletionResponseIterator.chunk_parser, the Ollama /api/chat stream parser",
     ),
     _python(
-        "sglang-deepseek-r1",
-        "sglang:DeepSeekR1",
-        "SGLang",
-        SGLANG,
-        _R1.format("ReasoningParser('deepseek-r1')"),
-    ),
-    _python(
-        "sglang-qwen3", "sglang:Qwen3", "SGLang", SGLANG, _R1.format("ReasoningParser('qwen3')")
-    ),
-    _python(
-        "vllm-deepseek-r1",
-        "vllm:DeepSeekR1",
-        "vLLM",
-        VLLM,
-        _VLLM_ABOUT.format("deepseek_r1"),
-    ),
-    _python(
-        "vllm-qwen3",
-        "vllm:Qwen3",
-        "vLLM",
-        VLLM,
-        _VLLM_ABOUT.format("qwen3 (parser engine)"),
-    ),
-    _python(
         "transformers-qwen3",
         "transformers:Qwen3",
         "transformers",
@@ -174,6 +167,7 @@ ADAPTERS: tuple[Adapter, ...] = (
         "the same with startWithReasoning: true",
         "--start-with-reasoning",
     ),
+    *(_engine(variant) for variant in VARIANTS),
 )
 
 

@@ -1,7 +1,9 @@
-"""SGLang's reasoning parser, `deepseek-r1` and `qwen3` detectors.
+"""SGLang's reasoning parser, one variant per model family of `engine_families.SGLANG`.
 
-    conformance run --impl sglang-deepseek-r1=python:conformance.adapters.sglang:DeepSeekR1
-    conformance run --impl sglang-qwen3=python:conformance.adapters.sglang:Qwen3
+    conformance run --impl sglang-deepseek-r1=python:conformance.adapters.sglang:FAMILY.deepseek_r1
+    conformance run --impl sglang-kimi-k2=python:conformance.adapters.sglang:FAMILY.kimi_k2
+
+(`sglang:DeepSeekR1` and `sglang:Qwen3` still name the first two.)
 
 `sglang.srt.parser.reasoning_parser.ReasoningParser` as SGLang's OpenAI-compatible server
 calls it (checked against `sglang/srt/entrypoints/openai/serving_chat.py` of the installed
@@ -12,13 +14,14 @@ reason, `parse_stream_end()` after it; a whole response makes a parser with
 `stream_reasoning=False` and calls `parse_non_stream(text)`. The adapter ends a stream with one
 more output holding no text, since it does not know which chunk is the last.
 
-`force_reasoning` is what the server computes for the model's chat template and a default
-request (`template_manager.force_reasoning or _get_reasoning_from_request(request)`): the
-DeepSeek-R1 detector always starts in reasoning; for Qwen3, the template's `enable_thinking`
-toggle defaults to true (`template_detection.py`, rule `enable_thinking_default_true`), so the
-server passes `force_reasoning=True` and the parser starts inside reasoning too, stripping the
-`<think>` the model writes. (An earlier version of this adapter left it false, which is what a
-request with `chat_template_kwargs: {"enable_thinking": false}` gets.)
+`force_reasoning` is what the server computes for a default request (`template_manager.
+force_reasoning or _get_reasoning_from_request(request)`), here from the detector's own
+`reasoning_default` as the server falls back to it (`server_force_reasoning`): `always` forces
+reasoning (DeepSeek-R1); a thinking toggle that defaults to on (`enable_thinking`, Qwen3, GLM,
+Kimi K2, Nemotron, Granite thinking) forces it too, so those parsers start inside reasoning and
+strip the start tag the model writes; `explicit_*` toggles (DeepSeek-V3 without `thinking`,
+Gemma 4) leave it off unless the row's `chat_template_kwargs` turn it on. A request with
+`chat_template_kwargs: {"enable_thinking": false}` gets the other behaviour.
 
 The parser needs no server dependency, but `import sglang` runs `sglang/__init__.py`, which
 imports torch, triton and the runtime. This module therefore registers the installed
@@ -36,9 +39,13 @@ from __future__ import annotations
 import importlib.util
 import sys
 import types
+from collections.abc import Callable
+from types import SimpleNamespace
+from typing import Any
 
 from ..interface import Chunk, Delta, implementation
 from .common import delta, installed_version, native
+from .engine_families import SGLANG, Variant
 
 
 def _register_package(name: str) -> None:
@@ -55,23 +62,52 @@ def _register_package(name: str) -> None:
 
 
 _register_package("sglang")
+from sglang.srt.entrypoints.openai.protocol import ChatCompletionRequest  # noqa: E402
 from sglang.srt.parser.reasoning_parser import ReasoningParser  # noqa: E402
 
 VERSION = installed_version("sglang")
 
 
+def server_force_reasoning(model_type: str, request: ChatCompletionRequest) -> bool:
+    """`force_reasoning` as `OpenAIServingChat._get_reasoning_from_request` computes it when
+    the template gives no toggle of its own: from the detector's `reasoning_default` and the
+    request's `chat_template_kwargs` (ReasoningParser then forces it for some model types)."""
+    kwargs = request.chat_template_kwargs or {}
+    if model_type == "minimax-m3":
+        return kwargs.get("thinking_mode") == "enabled"
+    if model_type == "hunyuan":
+        return request.reasoning_effort not in (None, "none", "no_think")
+    mode = ReasoningParser.DetectorMap[model_type]().reasoning_default
+    if mode == "always":
+        return True
+    if mode == "mistral":
+        return request.reasoning_effort not in (None, "none")
+    if mode in ("thinking", "enable_thinking"):
+        return not kwargs or kwargs.get(mode) is not False
+    if mode in ("explicit_thinking", "explicit_enable_thinking"):
+        return kwargs.get(mode.removeprefix("explicit_")) is True
+    return False
+
+
 class _SGLang:
-    model_type: str
-    #: What the server passes for the model's chat template and a default request.
-    force_reasoning: bool
+    variant: Variant
 
     def __init__(self) -> None:
         self._parser: ReasoningParser | None = None
+        self._request = ChatCompletionRequest(
+            messages=[{"role": "user", "content": "-"}],
+            model="conformance",
+            chat_template_kwargs=dict(self.variant.template_kwargs) or None,
+        )
+        self._force = server_force_reasoning(self.variant.parser, self._request)
+
+    def _new_parser(self, stream_reasoning: bool) -> ReasoningParser:
+        return ReasoningParser(self.variant.parser, stream_reasoning, self._force, self._request)
 
     def _stream_parser(self) -> ReasoningParser:
         if self._parser is None:
             # The request's `stream_reasoning` defaults to true.
-            self._parser = ReasoningParser(self.model_type, True, self.force_reasoning, None)
+            self._parser = self._new_parser(True)
         return self._parser
 
     def feed(self, chunk: Chunk) -> Delta:
@@ -86,26 +122,20 @@ class _SGLang:
         return delta((normal or "") + (end_normal or ""), (reasoning or "") + (end_reasoning or ""))
 
     def whole(self, content: str | None, reasoning: str | None) -> Delta:
-        parser = ReasoningParser(
-            model_type=self.model_type,
-            stream_reasoning=False,
-            force_reasoning=self.force_reasoning,
-            request=None,
-        )
-        found, normal = parser.parse_non_stream(content or "")
+        found, normal = self._new_parser(False).parse_non_stream(content or "")
         return delta(normal, (reasoning or "") + (found or ""))
 
 
-_OPTIONS = {"delimiters": "think_only", "start_in_reasoning": True, "native_with_tags": "merge"}
+def _factory(variant: Variant) -> Callable[[], Any]:
+    name = "".join(part.title() for part in variant.family.split("_"))
+    cls = type(name, (_SGLang,), {"variant": variant, "__module__": __name__})
+    return implementation(
+        name=f"sglang ({variant.parser})", version=VERSION, options=variant.options
+    )(cls)
 
 
-@implementation(name="sglang (deepseek-r1)", version=VERSION, options=_OPTIONS)
-class DeepSeekR1(_SGLang):
-    model_type = "deepseek-r1"
-    force_reasoning = True
-
-
-@implementation(name="sglang (qwen3)", version=VERSION, options=_OPTIONS)
-class Qwen3(_SGLang):
-    model_type = "qwen3"
-    force_reasoning = True
+#: One factory per family of `engine_families.SGLANG` (`sglang:FAMILY.glm45`).
+FAMILY = SimpleNamespace(**{variant.family: _factory(variant) for variant in SGLANG})
+#: The names the first two variants had.
+DeepSeekR1 = FAMILY.deepseek_r1
+Qwen3 = FAMILY.qwen3

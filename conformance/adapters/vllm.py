@@ -1,8 +1,13 @@
-"""vLLM's reasoning parsers, `deepseek_r1` and `qwen3`, driven through vLLM's OpenAI-compatible
-chat serving path with a stand-in tokenizer.
+"""vLLM's reasoning parsers, one variant per model family of `engine_families.VLLM`, driven
+through vLLM's OpenAI-compatible chat serving path with a stand-in tokenizer.
 
-    conformance run --impl vllm-deepseek-r1=python:conformance.adapters.vllm:DeepSeekR1
-    conformance run --impl vllm-qwen3=python:conformance.adapters.vllm:Qwen3
+    conformance run --impl vllm-deepseek-r1=python:conformance.adapters.vllm:FAMILY.deepseek_r1
+    conformance run --impl vllm-glm45=python:conformance.adapters.vllm:FAMILY.glm45
+
+(`vllm:DeepSeekR1` and `vllm:Qwen3` still name the first two.) Each row of the table gives the
+parser's name (`--reasoning-parser`), the end of the prompt the family's chat template renders
+for generation, the request's `chat_template_kwargs` and the chat format's special tokens; the
+variant declares the family profile with the options where vLLM differs from it.
 
 As the server calls them (checked against `vllm/entrypoints/openai/chat_completion/serving.py`
 and `stream_processor.py` of the installed vLLM): `OpenAIServingChat` composes a `Parser` class
@@ -17,14 +22,15 @@ request)` after `set_prompt_token_ids`. Calling `extract_reasoning_streaming` di
 adapter once did, keeps the reasoning parser running after the first close tag and hides what
 the server shows (a second `<think>` block stays visible through the server).
 
-The prompt is the one the chat template renders for generation: DeepSeek-R1's ends with an
-opened `<think>`, Qwen3's with the assistant header; neither holds `</think>`, so both start
-inside reasoning. The end of the stream is one more engine output with no text and a finish
-reason (`finished=True`), since the adapter does not know which chunk is the last.
+The prompt is the end of the one the chat template renders for generation (DeepSeek-R1's ends
+with an opened `<think>`, Qwen3's with the assistant header); where it holds no end token, the
+parsers start inside reasoning. The end of the stream is one more engine output with no text
+and a finish reason (`finished=True`), since the adapter does not know which chunk is the last.
 
 The parsers decide on token IDs, not text. No model is loaded: `StandInTokenizer` gives each
-delimiter of the models' chat format (`<think>`, `</think>`, `<tool_call>`, ...) one ID, as
-the real tokenizers do, and every other character an ID of its own. A delimiter counts as
+special token of the family one ID, as the real tokenizers do (its profile's delimiters and
+tool markers where they are special tokens, harmony's tokens, and the chat format's own from
+the table), and every other character an ID of its own. A delimiter counts as
 one token only when it lies whole inside one chunk; split across chunks it is plain text,
 which in vLLM cannot happen for a special token but does for models whose tags are not
 special tokens.
@@ -38,8 +44,9 @@ keeps it to the CPU build (docs/ecosystem.md).
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from functools import cache
+from types import SimpleNamespace
 from typing import Any
 
 from vllm.entrypoints.openai.chat_completion.protocol import ChatCompletionRequest
@@ -47,18 +54,12 @@ from vllm.entrypoints.openai.chat_completion.stream_processor import ChatStreamP
 from vllm.parser import ParserManager
 
 from ..interface import Chunk, Delta, implementation
+from ..model import harmony
+from ..model.options import Options
 from .common import delta, installed_version, native
+from .engine_families import VLLM, Variant
 
 VERSION = installed_version("vllm")
-#: The delimiters of the DeepSeek-R1 and Qwen3 chat formats, each one token in those models.
-SPECIAL_TOKENS = (
-    "<think>",
-    "</think>",
-    "<tool_call>",
-    "</tool_call>",
-    "<|im_start|>",
-    "<|im_end|>",
-)
 #: Character IDs start after the special tokens' IDs.
 CHAR_BASE = 1000
 
@@ -67,10 +68,12 @@ class StandInTokenizer:
     """The part of a Hugging Face tokenizer the parsers use: a vocabulary with the special
     tokens, and a reversible encoding in which every other character is one token."""
 
-    def __init__(self) -> None:
-        self._ids = {token: index + 1 for index, token in enumerate(SPECIAL_TOKENS)}
+    def __init__(self, special_tokens: Sequence[str]) -> None:
+        self._ids = {token: index + 1 for index, token in enumerate(special_tokens)}
         self._tokens = {index: token for token, index in self._ids.items()}
-        self._pattern = re.compile("|".join(re.escape(t) for t in SPECIAL_TOKENS))
+        # Longest first: a token that is a prefix of another does not cut it short.
+        ordered = sorted(special_tokens, key=len, reverse=True)
+        self._pattern = re.compile("|".join(re.escape(t) for t in ordered) or "(?!)")
 
     def get_vocab(self) -> dict[str, int]:
         return dict(self._ids)
@@ -106,36 +109,59 @@ class StandInTokenizer:
         return [self.encode(token)[0] for token in tokens]
 
 
-@cache
-def _tokenizer() -> StandInTokenizer:
-    return StandInTokenizer()
+def special_tokens(variant: Variant) -> tuple[str, ...]:
+    """The tokens that are one ID each for `variant`'s model: its profile's delimiters and
+    tool markers when they are special tokens (harmony's tokens under harmony framing), and
+    the chat format's own."""
+    options = Options.from_mapping(variant.options)
+    found: list[str] = list(variant.tokens)
+    if options.framing == "harmony":
+        found.extend(harmony.TOKENS)
+    elif options.atomic_delimiters:
+        delimiters = [d for pair in options.pairs for d in pair] + list(options.tool_markers)
+        # A delimiter that starts with a token of the chat format is that token and text
+        # (Gemma 4's `<|channel>` and `thought`).
+        found.extend(d for d in delimiters if not any(d.startswith(t) for t in variant.tokens))
+    return tuple(dict.fromkeys(found))
 
 
 @cache
-def _request() -> ChatCompletionRequest:
-    return ChatCompletionRequest(messages=[{"role": "user", "content": "-"}], model="conformance")
+def _tokenizer(tokens: tuple[str, ...]) -> StandInTokenizer:
+    return StandInTokenizer(tokens)
+
+
+@cache
+def _request(template_kwargs: tuple[tuple[str, Any], ...]) -> ChatCompletionRequest:
+    return ChatCompletionRequest(
+        messages=[{"role": "user", "content": "-"}],
+        model="conformance",
+        chat_template_kwargs=dict(template_kwargs) or None,
+    )
 
 
 class _VLLM:
-    parser_name: str
-    #: The end of the prompt the model's chat template renders for generation.
-    prompt: str
+    variant: Variant
 
     def __init__(self) -> None:
-        self._parser_cls = ParserManager.get_parser(reasoning_parser_name=self.parser_name)
-        self._prompt_ids = _tokenizer().encode(self.prompt)
+        self._parser_cls = ParserManager.get_parser(reasoning_parser_name=self.variant.parser)
+        self._tokenizer = _tokenizer(special_tokens(self.variant))
+        self._request = _request(tuple(sorted(self.variant.template_kwargs.items())))
+        self._prompt_ids = self._tokenizer.encode(self.variant.prompt)
         self._processor: ChatStreamProcessor | None = None
 
     def _parser(self) -> Any:
         assert self._parser_cls is not None
-        return self._parser_cls(_tokenizer(), None, chat_template_kwargs={}, model_config=None)
+        kwargs = dict(self.variant.template_kwargs)
+        return self._parser_cls(
+            self._tokenizer, None, chat_template_kwargs=kwargs, model_config=None
+        )
 
     def _step(self, text: str, finish_reason: str | None) -> Any:
         if self._processor is None:
             self._processor = ChatStreamProcessor(
-                _request(), self._parser(), enable_auto_tools=False, parser_cls=self._parser_cls
+                self._request, self._parser(), enable_auto_tools=False, parser_cls=self._parser_cls
             )
-        ids = _tokenizer().encode(text)
+        ids = self._tokenizer.encode(text)
         return self._processor.step(text, ids, finish_reason, self._prompt_ids).delta
 
     def feed(self, chunk: Chunk) -> Delta:
@@ -156,21 +182,20 @@ class _VLLM:
     def whole(self, content: str | None, reasoning: str | None) -> Delta:
         parser = self._parser()
         parser.set_prompt_token_ids(self._prompt_ids)
-        found, normal, _ = parser.parse(content or "", _request())
+        found, normal, _ = parser.parse(content or "", self._request)
         return delta(normal, (reasoning or "") + (found or ""))
 
 
-#: The parsers know `<think>` alone (SPEC 2.2 `think_only`).
-_OPTIONS = {"delimiters": "think_only", "start_in_reasoning": True, "native_with_tags": "merge"}
+def _factory(variant: Variant) -> Callable[[], _VLLM]:
+    name = "".join(part.title() for part in variant.family.split("_"))
+    cls = type(name, (_VLLM,), {"variant": variant, "__module__": __name__})
+    return implementation(
+        name=f"vllm ({variant.parser})", version=VERSION, options=variant.options
+    )(cls)
 
 
-@implementation(name="vllm (deepseek_r1)", version=VERSION, options=_OPTIONS)
-class DeepSeekR1(_VLLM):
-    parser_name = "deepseek_r1"
-    prompt = "<|im_start|>assistant\n<think>\n"
-
-
-@implementation(name="vllm (qwen3)", version=VERSION, options=_OPTIONS)
-class Qwen3(_VLLM):
-    parser_name = "qwen3"
-    prompt = "<|im_start|>assistant\n"
+#: One factory per family of `engine_families.VLLM` (`vllm:FAMILY.glm45`).
+FAMILY = SimpleNamespace(**{variant.family: _factory(variant) for variant in VLLM})
+#: The names the first two variants had.
+DeepSeekR1 = FAMILY.deepseek_r1
+Qwen3 = FAMILY.qwen3

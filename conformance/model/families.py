@@ -189,7 +189,7 @@ FAMILIES: dict[str, Family] = {
             {**_TOKENS, "tool_markers": ["<tool_call>"]},
             (
                 _sglang("GraniteThinkingDetector"),
-                _vllm("granite_thinking", "granite_thinking_engine_reasoning_parser"),
+                _vllm("granite_thinking_parser", "granite_thinking_engine_reasoning_parser"),
             ),
         ),
         Family(
@@ -227,7 +227,7 @@ FAMILIES: dict[str, Family] = {
             },
             (
                 _sglang("CohereCommand4Detector"),
-                _vllm("cohere_command", "cohere_command_reasoning_parser"),
+                _vllm("cohere_command4", "cohere_command_reasoning_parser"),
             ),
         ),
         Family(
