@@ -11,10 +11,13 @@ what each adapter drives and the results.
 from __future__ import annotations
 
 import importlib
+import json
 import shlex
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
+
+from . import llamacpp_build
 
 NODE_DIR = Path(__file__).parent / "node"
 #: Known divergences of each adapter, `expectations/<label>.yaml` (see docs/ecosystem.md).
@@ -36,6 +39,9 @@ class Adapter:
     language: str = "python"
     #: The module whose import proves the library is there (python adapters).
     module: str | None = None
+    #: The built program a `cmd:` adapter runs, when it is not on PATH (llama.cpp's is built
+    #: into a cache by `install`).
+    binary: str | None = None
 
     @property
     def shown_spec(self) -> str:
@@ -54,6 +60,10 @@ class Adapter:
                 problem = f"{type(error).__name__}: {error}"
                 return f"{self.library} cannot be imported ({problem}); {self.install}"
             return None
+        if self.binary is not None:
+            if not Path(self.binary).is_file():
+                return f"{shown(self.binary)} is not built; {self.install}"
+            return None
         if shutil.which("node") is None:
             return f"node is not on PATH; {self.install}"
         if not (NODE_DIR / "node_modules" / "ai" / "package.json").exists():
@@ -62,8 +72,10 @@ class Adapter:
 
 
 def shown(text: str) -> str:
-    """Text as documentation shows it: this package's paths relative to the repository."""
-    return text.replace(str(Path(__file__).parent), "conformance/adapters")
+    """Text as documentation shows it: this package's paths relative to the repository, the
+    home directory (where built programs are cached) as ~."""
+    text = text.replace(str(Path(__file__).parent), "conformance/adapters")
+    return text.replace(str(Path.home()) + "/", "~/")
 
 
 def _python(label: str, target: str, library: str, install: str, about: str) -> Adapter:
@@ -93,6 +105,38 @@ def _node(label: str, about: str, *arguments: str) -> Adapter:
         language="typescript",
     )
 
+
+def _llamacpp(label: str, template: str, options: dict[str, object], about: str) -> Adapter:
+    """llama.cpp's common_chat_parse set up from one of its chat templates, as llama-server
+    sets it up; the program is built into a cache (conformance/adapters/llamacpp_build.py)."""
+    binary = str(llamacpp_build.binary_path())
+    words = [
+        binary,
+        "--template",
+        str(llamacpp_build.templates_dir() / template),
+        "--name",
+        f"llama.cpp common_chat_parse ({template})",
+        "--version",
+        llamacpp_build.VERSION,
+        "--options",
+        json.dumps(options, separators=(",", ":")),
+    ]
+    return Adapter(
+        label,
+        "cmd:" + shlex.join(words),
+        "llama.cpp (vendored by llama-cpp-python)",
+        llamacpp_build.build_command(),
+        about,
+        language="c++",
+        binary=binary,
+    )
+
+
+_LLAMACPP_ABOUT = (
+    "common_chat_parse with the parser the {0} template selects, as llama-server runs it: the "
+    "accumulated text reparsed per chunk and diffed (common_chat_msg_diff), a final parse at "
+    "the end, one parse for whole messages"
+)
 
 _R1 = "the {0} reasoning parser: per chunk, flushed at the end, and whole messages at once"
 _VLLM_ABOUT = (
@@ -170,6 +214,43 @@ ADAPTERS: tuple[Adapter, ...] = (
         "vercel-ai-start-with-reasoning",
         "the same with startWithReasoning: true",
         "--start-with-reasoning",
+    ),
+    # llama.cpp: one adapter per parser its chat templates select (models/templates/).
+    _llamacpp(
+        "llamacpp-deepseek-r1",
+        "deepseek-ai-DeepSeek-R1-Distill-Qwen-32B.jinja",
+        {"profile": "deepseek_r1"},
+        _LLAMACPP_ABOUT.format("DeepSeek-R1 (Distill-Qwen-32B)"),
+    ),
+    _llamacpp(
+        "llamacpp-qwen3",
+        "Qwen-Qwen3-0.6B.jinja",
+        {"profile": "qwen3"},
+        _LLAMACPP_ABOUT.format("Qwen3-0.6B"),
+    ),
+    _llamacpp(
+        "llamacpp-glm4.6",
+        "GLM-4.6.jinja",
+        {"profile": "glm45"},
+        _LLAMACPP_ABOUT.format("GLM-4.6"),
+    ),
+    _llamacpp(
+        "llamacpp-gpt-oss",
+        "openai-gpt-oss-120b.jinja",
+        {"profile": "gpt_oss"},
+        _LLAMACPP_ABOUT.format("gpt-oss-120b (harmony)"),
+    ),
+    _llamacpp(
+        "llamacpp-magistral",
+        "mistralai-Ministral-3-14B-Reasoning-2512.jinja",
+        {"profile": "mistral"},
+        _LLAMACPP_ABOUT.format("Ministral-3-14B-Reasoning (Magistral's [THINK])"),
+    ),
+    _llamacpp(
+        "llamacpp-command-r7b",
+        "CohereForAI-c4ai-command-r7b-12-2024-tool_use.jinja",
+        {"profile": "command_a"},
+        _LLAMACPP_ABOUT.format("Command R7B"),
     ),
 )
 
