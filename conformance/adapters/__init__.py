@@ -219,38 +219,26 @@ ADAPTERS: tuple[Adapter, ...] = (
     _llamacpp(
         "llamacpp-deepseek-r1",
         "deepseek-ai-DeepSeek-R1-Distill-Qwen-32B.jinja",
-        {"profile": "deepseek_r1"},
+        {"profile": "deepseek_r1", "native_with_tags": "merge"},
         _LLAMACPP_ABOUT.format("DeepSeek-R1 (Distill-Qwen-32B)"),
     ),
     _llamacpp(
         "llamacpp-qwen3",
         "Qwen-Qwen3-0.6B.jinja",
-        {"profile": "qwen3"},
+        {"profile": "qwen3", "native_with_tags": "merge"},
         _LLAMACPP_ABOUT.format("Qwen3-0.6B"),
     ),
     _llamacpp(
         "llamacpp-glm4.6",
         "GLM-4.6.jinja",
-        {"profile": "glm45"},
+        {"profile": "glm45", "native_with_tags": "merge"},
         _LLAMACPP_ABOUT.format("GLM-4.6"),
-    ),
-    _llamacpp(
-        "llamacpp-gpt-oss",
-        "openai-gpt-oss-120b.jinja",
-        {"profile": "gpt_oss"},
-        _LLAMACPP_ABOUT.format("gpt-oss-120b (harmony)"),
     ),
     _llamacpp(
         "llamacpp-magistral",
         "mistralai-Ministral-3-14B-Reasoning-2512.jinja",
-        {"profile": "mistral"},
+        {"profile": "mistral", "native_with_tags": "merge"},
         _LLAMACPP_ABOUT.format("Ministral-3-14B-Reasoning (Magistral's [THINK])"),
-    ),
-    _llamacpp(
-        "llamacpp-command-r7b",
-        "CohereForAI-c4ai-command-r7b-12-2024-tool_use.jinja",
-        {"profile": "command_a"},
-        _LLAMACPP_ABOUT.format("Command R7B"),
     ),
 )
 
