@@ -29,7 +29,7 @@ def test_the_program_is_cached_outside_the_checkout_by_version(
 
 def test_every_llamacpp_adapter_runs_the_cached_program_on_a_template_of_its_version() -> None:
     ours = [a for a in ADAPTERS if a.label.startswith("llamacpp-")]
-    assert len(ours) >= 6
+    assert len(ours) >= 4
     for candidate in ours:
         assert candidate.binary == str(llamacpp_build.binary_path())
         assert candidate.spec.startswith(f"cmd:{candidate.binary} --template ")
