@@ -9,7 +9,14 @@ from collections.abc import Iterator
 
 import pytest
 
-from conformance.adapters import ADAPTERS, EXPECTATIONS_DIR, NODE_DIR, Adapter, adapter
+from conformance.adapters import (
+    ADAPTERS,
+    EXPECTATIONS_DIR,
+    NODE_DIR,
+    Adapter,
+    adapter,
+    llamacpp_build,
+)
 from conformance.adapters.common import installed_version
 from conformance.adapters.engine_families import VARIANTS
 from conformance.corpus.expectations import load_expected_failures
@@ -150,6 +157,29 @@ KNOWN: dict[str, list[tuple[str, tuple[str | None, ...], tuple[str, str]]]] = {
         ("stream", SPLIT_CLOSE, ("<think>abc</think>Final", "")),
         ("whole", ("x", "plan"), ("x", "plan")),
     ],
+    # llama.cpp: one optional block right after the generation prompt (PEG parser).
+    "llamacpp-deepseek-r1": [
+        # The template's generation prompt ends in "<think>\n": its newline starts the reasoning,
+        # and the model's own <think> stays in it.
+        ("stream", ORPHAN, ("answer", "\n...done")),
+        ("stream", SPLIT_CLOSE, ("Final", "\n<think>abc")),
+        ("whole", (TWO_BLOCKS[0], None), ("b<think>r2</think>c", "\na<think>r1")),
+    ],
+    "llamacpp-qwen3": [
+        ("stream", SPLIT_CLOSE, ("Final", "abc")),
+        ("stream", ORPHAN, ("...done</think>answer", "")),
+        ("stream", TWO_BLOCKS, (TWO_BLOCKS[0], "")),
+        # Lenient parses: a lone prefix of the open tag is taken as the tag, even at the end.
+        ("whole", ("<", None), ("", "")),
+    ],
+    "llamacpp-glm4.6": [
+        ("stream", SPLIT_CLOSE, ("Final", "abc")),
+        ("whole", ("<think>abc", None), ("", "abc")),
+    ],
+    "llamacpp-magistral": [
+        ("stream", ("[THINK]abc[/TH", "INK]Final"), ("Final", "abc")),
+        ("stream", SPLIT_CLOSE, ("".join(SPLIT_CLOSE), "")),
+    ],
 }
 
 
@@ -173,6 +203,8 @@ def expected_version(candidate: Adapter) -> str:
     if candidate.language == "typescript":
         package = NODE_DIR / "node_modules" / candidate.npm_package / "package.json"
         return json.loads(package.read_text())["version"]
+    if candidate.language == "c++":
+        return llamacpp_build.VERSION  # the llama-cpp-python release that vendors llama.cpp
     return installed_version(*DISTRIBUTIONS[candidate.label])
 
 
@@ -184,7 +216,7 @@ def test_every_adapter_has_known_behaviour_and_a_version_source() -> None:
     assert labels - families <= set(KNOWN) <= labels
     assert set(DISTRIBUTIONS) == {a.label for a in ADAPTERS if a.language == "python"}
     assert len(labels) >= 8
-    assert {a.language for a in ADAPTERS} == {"python", "typescript"}
+    assert {a.language for a in ADAPTERS} == {"python", "typescript", "c++"}
 
 
 def test_adapter_reports_the_installed_version(live: tuple[Adapter, Connection]) -> None:

@@ -11,11 +11,13 @@ what each adapter drives and the results.
 from __future__ import annotations
 
 import importlib
+import json
 import shlex
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
+from . import llamacpp_build
 from .engine_families import VARIANTS, Variant
 
 NODE_DIR = Path(__file__).parent / "node"
@@ -40,6 +42,9 @@ class Adapter:
     module: str | None = None
     #: The npm package whose presence proves the library is there (node adapters).
     npm_package: str = "ai"
+    #: The built program a `cmd:` adapter runs, when it is not on PATH (llama.cpp's is built
+    #: into a cache by `install`).
+    binary: str | None = None
 
     @property
     def shown_spec(self) -> str:
@@ -58,6 +63,10 @@ class Adapter:
                 problem = f"{type(error).__name__}: {error}"
                 return f"{self.library} cannot be imported ({problem}); {self.install}"
             return None
+        if self.binary is not None:
+            if not Path(self.binary).is_file():
+                return f"{shown(self.binary)} is not built; {self.install}"
+            return None
         if shutil.which("node") is None:
             return f"node is not on PATH; {self.install}"
         if not (NODE_DIR / "node_modules" / self.npm_package / "package.json").exists():
@@ -67,8 +76,10 @@ class Adapter:
 
 
 def shown(text: str) -> str:
-    """Text as documentation shows it: this package's paths relative to the repository."""
-    return text.replace(str(Path(__file__).parent), "conformance/adapters")
+    """Text as documentation shows it: this package's paths relative to the repository, the
+    home directory (where built programs are cached) as ~."""
+    text = text.replace(str(Path(__file__).parent), "conformance/adapters")
+    return text.replace(str(Path.home()) + "/", "~/")
 
 
 def _python(label: str, target: str, library: str, install: str, about: str) -> Adapter:
@@ -98,6 +109,38 @@ def _node(label: str, about: str, *arguments: str) -> Adapter:
         language="typescript",
     )
 
+
+def _llamacpp(label: str, template: str, options: dict[str, object], about: str) -> Adapter:
+    """llama.cpp's common_chat_parse set up from one of its chat templates, as llama-server
+    sets it up; the program is built into a cache (conformance/adapters/llamacpp_build.py)."""
+    binary = str(llamacpp_build.binary_path())
+    words = [
+        binary,
+        "--template",
+        str(llamacpp_build.templates_dir() / template),
+        "--name",
+        f"llama.cpp common_chat_parse ({template})",
+        "--version",
+        llamacpp_build.VERSION,
+        "--options",
+        json.dumps(options, separators=(",", ":")),
+    ]
+    return Adapter(
+        label,
+        "cmd:" + shlex.join(words),
+        "llama.cpp (vendored by llama-cpp-python)",
+        llamacpp_build.build_command(),
+        about,
+        language="c++",
+        binary=binary,
+    )
+
+
+_LLAMACPP_ABOUT = (
+    "common_chat_parse with the parser the {0} template selects, as llama-server runs it: the "
+    "accumulated text reparsed per chunk and diffed (common_chat_msg_diff), a final parse at "
+    "the end, one parse for whole messages"
+)
 
 _R1 = "the {0} reasoning parser: per chunk, flushed at the end, and whole messages at once"
 _VLLM_ABOUT = (
@@ -235,6 +278,34 @@ ADAPTERS += (
         "langchain-js-ollama",
         "ollama",
         _LC_ABOUT.format("ChatOllama", "@langchain/ollama", "Ollama /api/chat"),
+    ),
+)
+
+ADAPTERS += (
+    # llama.cpp: one adapter per parser its chat templates select (models/templates/).
+    _llamacpp(
+        "llamacpp-deepseek-r1",
+        "deepseek-ai-DeepSeek-R1-Distill-Qwen-32B.jinja",
+        {"profile": "deepseek_r1", "native_with_tags": "merge"},
+        _LLAMACPP_ABOUT.format("DeepSeek-R1 (Distill-Qwen-32B)"),
+    ),
+    _llamacpp(
+        "llamacpp-qwen3",
+        "Qwen-Qwen3-0.6B.jinja",
+        {"profile": "qwen3", "native_with_tags": "merge"},
+        _LLAMACPP_ABOUT.format("Qwen3-0.6B"),
+    ),
+    _llamacpp(
+        "llamacpp-glm4.6",
+        "GLM-4.6.jinja",
+        {"profile": "glm45", "native_with_tags": "merge"},
+        _LLAMACPP_ABOUT.format("GLM-4.6"),
+    ),
+    _llamacpp(
+        "llamacpp-magistral",
+        "mistralai-Ministral-3-14B-Reasoning-2512.jinja",
+        {"profile": "mistral", "native_with_tags": "merge"},
+        _LLAMACPP_ABOUT.format("Ministral-3-14B-Reasoning (Magistral's [THINK])"),
     ),
 )
 

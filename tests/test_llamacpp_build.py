@@ -1,0 +1,71 @@
+"""The llama.cpp adapters' build: where the program is cached, how an adapter says it is not
+built, and the sdist extraction's guard. The build itself runs in CI (.ci/run) and the
+adapters' runs are tests/test_adapters.py."""
+
+from __future__ import annotations
+
+import io
+import tarfile
+from pathlib import Path
+
+import pytest
+
+from conformance.adapters import ADAPTERS, Adapter, llamacpp_build, shown
+
+
+def test_the_program_is_cached_outside_the_checkout_by_version(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setenv("REASONING_CONFORMANCE_CACHE", str(tmp_path))
+    assert llamacpp_build.binary_path("9.9.9") == (
+        tmp_path / "llamacpp" / "9.9.9" / "bin" / "conformance_llamacpp"
+    )
+    assert llamacpp_build.templates_dir("9.9.9") == tmp_path / "llamacpp" / "9.9.9" / "templates"
+    monkeypatch.delenv("REASONING_CONFORMANCE_CACHE")
+    default = llamacpp_build.cache_root()
+    assert default == Path.home() / ".cache" / "reasoning-conformance" / "llamacpp"
+    assert not default.is_relative_to(Path(llamacpp_build.__file__).parents[2])
+
+
+def test_every_llamacpp_adapter_runs_the_cached_program_on_a_template_of_its_version() -> None:
+    ours = [a for a in ADAPTERS if a.label.startswith("llamacpp-")]
+    assert len(ours) >= 4
+    for candidate in ours:
+        assert candidate.binary == str(llamacpp_build.binary_path())
+        assert candidate.spec.startswith(f"cmd:{candidate.binary} --template ")
+        assert str(llamacpp_build.templates_dir()) in candidate.spec
+        assert candidate.install == llamacpp_build.build_command()
+        assert "~/.cache/reasoning-conformance/llamacpp/" in candidate.shown_spec
+
+
+def test_an_adapter_whose_program_is_not_built_says_how_to_build_it(tmp_path: Path) -> None:
+    missing = Adapter(
+        "x", "cmd:nothing", "Nothing", "python -m build-it", binary=str(tmp_path / "prog")
+    )
+    reason = missing.unavailable()
+    assert reason is not None and "is not built; python -m build-it" in reason
+    (tmp_path / "prog").write_text("")
+    assert missing.unavailable() is None
+
+
+def test_shown_paths_put_the_home_directory_as_a_tilde() -> None:
+    assert shown(f"{Path.home()}/.cache/x") == "~/.cache/x"
+
+
+def _archive(tmp_path: Path, name: str) -> Path:
+    path = tmp_path / "sdist.tar.gz"
+    with tarfile.open(path, "w:gz") as archive:
+        member = tarfile.TarInfo(name)
+        member.size = 2
+        archive.addfile(member, io.BytesIO(b"hi"))
+    return path
+
+
+def test_the_sdist_may_not_write_outside_the_cache(tmp_path: Path) -> None:
+    with tarfile.open(_archive(tmp_path, "pkg/ok.txt")) as archive:
+        assert [m.name for m in llamacpp_build._safe_members(archive, tmp_path)] == ["pkg/ok.txt"]
+    with (
+        tarfile.open(_archive(tmp_path, "../escape.txt")) as archive,
+        pytest.raises(RuntimeError, match="outside"),
+    ):
+        llamacpp_build._safe_members(archive, tmp_path / "inside")
