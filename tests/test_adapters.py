@@ -35,6 +35,12 @@ DISTRIBUTIONS = {
     "vllm-qwen3": ("vllm",),
     "transformers-qwen3": ("transformers",),
     "transformers-qwen3.5": ("transformers",),
+    # -- agent frameworks and small splitters (issue #24)
+    "openai-agents": ("openai-agents",),
+    "llama-index-ollama": ("llama-index-llms-ollama",),
+    "any-llm": ("any-llm-sdk",),
+    "aider": ("aider-chat",),
+    "hermes-agent": ("hermes-agent",),
 }
 
 SPLIT_CLOSE = ("<think>abc</thi", "nk>Final")
@@ -112,6 +118,38 @@ KNOWN: dict[str, list[tuple[str, tuple[str | None, ...], tuple[str, str]]]] = {
     "vercel-ai-start-with-reasoning": [
         ("stream", ORPHAN, ("answer", "...done")),
         ("stream", ("plain text",), ("", "plain text")),
+    ],
+    # -- agent frameworks and small splitters (issue #24)
+    # Field mappers: tags are the content's, native reasoning is thinking.
+    "openai-agents": [
+        ("stream", ("<think>", "abc", "</think>", "Final"), ("<think>abc</think>Final", "")),
+        ("whole", ("<think>abc</think>Final", None), ("<think>abc</think>Final", "")),
+    ],
+    "llama-index-ollama": [
+        ("stream", SPLIT_CLOSE, ("<think>abc</think>Final", "")),
+        ("whole", ("<think>abc</think>Final", None), ("<think>abc</think>Final", "")),
+    ],
+    "any-llm": [
+        ("stream", SPLIT_CLOSE, ("Final", "abc")),
+        # Blocks' bodies are joined with a newline.
+        ("stream", TWO_BLOCKS, ("abc", "r1\nr2")),
+        # An open tag mid-line starts reasoning in a stream, not in a whole message.
+        ("stream", ("use <think> tags",), ("use ", " tags")),
+        ("whole", ("use <think> tags", None), ("use <think> tags", "")),
+        ("whole", (*ORPHAN, None), (ORPHAN[0], "")),
+    ],
+    # Answer-only: the body of a block is removed and kept nowhere.
+    "aider": [
+        ("stream", SPLIT_CLOSE, ("Final", "")),
+        ("whole", (ORPHAN[0], None), ("answer", "")),
+        ("whole", (TWO_BLOCKS[0], None), ("abc", "")),
+    ],
+    "hermes-agent": [
+        ("stream", SPLIT_CLOSE, ("Final", "")),
+        # A close tag with no open one is dropped, the text before it kept.
+        ("stream", ORPHAN, ("...doneanswer", "")),
+        # An open tag mid-line is not a block boundary.
+        ("stream", SECOND_BLOCK, ("abd", "")),
     ],
 }
 
