@@ -9,8 +9,9 @@ library runs until it waits on the socket again, and what it yielded meanwhile i
 chunk's delta, so text a library holds back shows as held back.
 
 "Waits on the socket again" is found without timers: the server and the library share one
-event loop, and the library has settled when its pending step is still pending after the
-loop went round `SETTLE_TURNS` times with nothing but the event just sent to read. Each
+event loop, and the library has settled when its pending step is still pending once the
+server has written the event and the loop went round `IDLE_TURNS` times in a row with
+nothing else ready to run (or `SETTLE_TURNS` times in all). Each
 harness thread has its own loop and server (`local()`): the harness may move an
 implementation to a fresh thread after a timeout.
 """
@@ -31,6 +32,10 @@ T = TypeVar("T")
 #: more input: bytes written on the loopback are readable at once, and a client's way from
 #: the socket to its own events (HTTP parser, SSE decoder, stream handler) takes a few turns.
 SETTLE_TURNS = 64
+#: Turns in a row with nothing but this waiting step to run after which the client is taken
+#: to wait: bytes on the loopback are readable at once, so a turn with nothing ready means
+#: nothing is on its way.
+IDLE_TURNS = 3
 #: The longest a whole call, or the end of a stream, may take, in seconds.
 CALL_TIMEOUT = 30.0
 
@@ -149,6 +154,13 @@ class Local:
         return self.run(call())
 
 
+def _busy(loop: asyncio.AbstractEventLoop) -> bool:
+    """Whether callbacks other than the running one are ready (True when the loop does not
+    say: then only `SETTLE_TURNS` ends the wait)."""
+    ready = getattr(loop, "_ready", None)
+    return ready is None or len(ready) > 0
+
+
 async def _next(events: AsyncIterator[T]) -> T:
     return await anext(events)
 
@@ -211,11 +223,12 @@ class Streamed(Generic[T]):
             if to_end:
                 await asyncio.wait({self._pending})
             else:
-                turns = 0
-                while not self._pending.done() and turns < SETTLE_TURNS:
+                turns = idle = 0
+                while not self._pending.done() and turns < SETTLE_TURNS and idle < IDLE_TURNS:
                     await asyncio.sleep(0)
                     # The count starts once the server has written everything it was given.
                     turns = turns + 1 if exchange.flushed.is_set() else 0
+                    idle = idle + 1 if turns and not _busy(self._local.loop) else 0
                 if not self._pending.done():
                     return yielded
             done, self._pending = self._pending, None
