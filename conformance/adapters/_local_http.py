@@ -166,6 +166,9 @@ async def _next(events: AsyncIterator[T]) -> T:
 
 
 _THREAD = threading.local()
+#: Every thread's loop, kept for the life of the process: a loop collected with its server's
+#: connections still open (its thread abandoned after a timeout) complains on standard error.
+_KEPT: list[Local] = []
 
 
 def local() -> Local:
@@ -173,6 +176,7 @@ def local() -> Local:
     found: Local | None = getattr(_THREAD, "local", None)
     if found is None:
         found = _THREAD.local = Local()
+        _KEPT.append(found)
     return found
 
 
