@@ -45,6 +45,12 @@ DISTRIBUTIONS = {
     "langchain-ollama-reasoning": ("langchain-ollama",),
     # Every family of vLLM and SGLang: the engine's own distribution.
     **{variant.label: (variant.engine.lower(),) for variant in VARIANTS},
+    # -- agent frameworks and small splitters
+    "openai-agents": ("openai-agents",),
+    "llama-index-ollama": ("llama-index-llms-ollama",),
+    "any-llm": ("any-llm-sdk",),
+    "aider": ("aider-chat",),
+    "hermes-agent": ("hermes-agent",),
 }
 #: Adapters whose library drops native reasoning (their divergence rules say why).
 DROPS_NATIVE = {"langchain-openai", "langchain-ollama"}
@@ -179,6 +185,38 @@ KNOWN: dict[str, list[tuple[str, tuple[str | None, ...], tuple[str, str]]]] = {
     "llamacpp-magistral": [
         ("stream", ("[THINK]abc[/TH", "INK]Final"), ("Final", "abc")),
         ("stream", SPLIT_CLOSE, ("".join(SPLIT_CLOSE), "")),
+    ],
+    # -- agent frameworks and small splitters
+    # Field mappers: tags are the content's, native reasoning is thinking.
+    "openai-agents": [
+        ("stream", ("<think>", "abc", "</think>", "Final"), ("<think>abc</think>Final", "")),
+        ("whole", ("<think>abc</think>Final", None), ("<think>abc</think>Final", "")),
+    ],
+    "llama-index-ollama": [
+        ("stream", SPLIT_CLOSE, ("<think>abc</think>Final", "")),
+        ("whole", ("<think>abc</think>Final", None), ("<think>abc</think>Final", "")),
+    ],
+    "any-llm": [
+        ("stream", SPLIT_CLOSE, ("Final", "abc")),
+        # Blocks' bodies are joined with a newline.
+        ("stream", TWO_BLOCKS, ("abc", "r1\nr2")),
+        # An open tag mid-line starts reasoning in a stream, not in a whole message.
+        ("stream", ("use <think> tags",), ("use ", " tags")),
+        ("whole", ("use <think> tags", None), ("use <think> tags", "")),
+        ("whole", (*ORPHAN, None), (ORPHAN[0], "")),
+    ],
+    # Answer-only: the body of a block is removed and kept nowhere.
+    "aider": [
+        ("stream", SPLIT_CLOSE, ("Final", "")),
+        ("whole", (ORPHAN[0], None), ("answer", "")),
+        ("whole", (TWO_BLOCKS[0], None), ("abc", "")),
+    ],
+    "hermes-agent": [
+        ("stream", SPLIT_CLOSE, ("Final", "")),
+        # A close tag with no open one is dropped, the text before it kept.
+        ("stream", ORPHAN, ("...doneanswer", "")),
+        # An open tag mid-line is not a block boundary.
+        ("stream", SECOND_BLOCK, ("abd", "")),
     ],
 }
 

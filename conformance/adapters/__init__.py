@@ -309,6 +309,51 @@ ADAPTERS += (
     ),
 )
 
+ADAPTERS += (
+    # -- agent frameworks and small splitters -------------------------------------------------
+    _python(
+        "openai-agents",
+        "openai_agents:ChatCompletions",
+        "OpenAI Agents SDK",
+        _extra("openai-agents"),
+        "OpenAIChatCompletionsModel against a loopback server: stream_response's events "
+        "(ChatCmplStreamHandler) per server-sent event, get_response for whole messages",
+    ),
+    _python(
+        "llama-index-ollama",
+        "llama_index:OllamaChat",
+        "LlamaIndex",
+        _extra("llama-index"),
+        "llama_index.llms.ollama.Ollama against a loopback server: astream_chat's deltas and "
+        "thinking_delta per JSON line, achat's ThinkingBlock and TextBlock for whole messages",
+    ),
+    _python(
+        "any-llm",
+        "any_llm:XmlReasoning",
+        "any-llm",
+        _extra("any-llm"),
+        "the SambaNova provider (XMLReasoningOpenAIProvider) against a loopback server: "
+        "process_streaming_reasoning_chunks per server-sent event, "
+        "convert_chat_completion_with_xml_reasoning for whole messages",
+    ),
+    _python(
+        "aider",
+        "aider:ReasoningTag",
+        "aider",
+        "pip install --no-deps aider-chat",
+        "remove_reasoning_content(reply, 'think'), the answer aider keeps once a reply is "
+        "complete (model setting reasoning_tag: think)",
+    ),
+    _python(
+        "hermes-agent",
+        "hermes:ThinkScrubber",
+        "hermes-agent",
+        "pip install --no-deps hermes-agent",
+        "StreamingThinkScrubber, which every streamed content delta goes through (feed, then "
+        "flush at the end); native reasoning passed on as hermes-agent passes it",
+    ),
+)
+
 
 def adapter(label: str) -> Adapter:
     for candidate in ADAPTERS:
