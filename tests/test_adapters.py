@@ -35,6 +35,9 @@ DISTRIBUTIONS = {
     "vllm-qwen3": ("vllm",),
     "transformers-qwen3": ("transformers",),
     "transformers-qwen3.5": ("transformers",),
+    "litellm-stream": ("litellm",),
+    "litellm-ollama-generate": ("litellm",),
+    "litellm-responses": ("litellm",),
 }
 
 SPLIT_CLOSE = ("<think>abc</thi", "nk>Final")
@@ -66,6 +69,10 @@ KNOWN: dict[str, list[tuple[str, tuple[str | None, ...], tuple[str, str]]]] = {
         ("stream", SPLIT_CLOSE, ("nk>Final", "abc</thi")),
         # Both tags in one chunk: the chunk goes to the content (BerriAI/litellm#14121).
         ("stream", ("<think>abc</think>Final",), ("abcFinal", "")),
+        # Whole responses: OllamaChatConfig.transform_response, a block at the start only.
+        ("whole", ("<think>abc</think>Final", None), ("Final", "abc")),
+        ("whole", ("pre<think>a</think>b", None), ("pre<think>a</think>b", "")),
+        ("whole", ("<think>a</think>b", "R"), ("<think>a</think>b", "R")),
     ],
     "sglang-deepseek-r1": [
         ("stream", ORPHAN, ("answer", "...done")),
@@ -100,6 +107,28 @@ KNOWN: dict[str, list[tuple[str, tuple[str | None, ...], tuple[str, str]]]] = {
     "transformers-qwen3.5": [
         ("stream", ORPHAN, ("answer", "...done")),
         ("stream", ("<think>abc",), ("", "<think>abc")),
+    ],
+    "litellm-stream": [
+        # The OpenAI-compatible stream passes content through without looking at tags.
+        ("stream", SPLIT_CLOSE, ("<think>abc</think>Final", "")),
+        ("stream", ("<think>abc</think>Final",), ("<think>abc</think>Final", "")),
+        ("whole", ("<think>abc</think>Final", None), ("Final", "abc")),
+        ("whole", ("pre<think>a</think>b", None), ("pre<think>a</think>b", "")),
+    ],
+    "litellm-responses": [
+        # The bridge keeps the chat completions path's behaviour: content passes through
+        # streamed; whole, a block at the start is split off (reasoning item first).
+        ("stream", SPLIT_CLOSE, ("<think>abc</think>Final", "")),
+        ("whole", ("<think>abc</think>Final", None), ("Final", "abc")),
+        ("whole", ("x", "plan"), ("x", "plan")),
+    ],
+    "litellm-ollama-generate": [
+        # A chunk with both tags: only <think> is seen (`elif`), and the answer stays in the
+        # reasoning for the rest of the stream.
+        ("stream", ("<think>a</think>b", "c"), ("", "a</think>bc")),
+        ("stream", SPLIT_CLOSE, ("", "abc</think>Final")),
+        ("whole", ("<think>abc</think>Final", None), ("Final", "abc")),
+        ("whole", ("pre<think>a</think>b", None), ("pre<think>a</think>b", "")),
     ],
     "vercel-ai": [
         ("stream", SPLIT_CLOSE, ("Final", "abc")),

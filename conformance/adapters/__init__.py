@@ -122,7 +122,9 @@ ADAPTERS: tuple[Adapter, ...] = (
         "litellm:OllamaChat",
         "LiteLLM",
         _extra("litellm"),
-        "OllamaChatCompletionResponseIterator.chunk_parser, the Ollama /api/chat stream parser",
+        "OllamaChatCompletionResponseIterator.chunk_parser, the Ollama /api/chat stream parser; "
+        "whole responses through litellm.completion(model='ollama_chat/...') against a local "
+        "server (OllamaChatConfig.transform_response)",
     ),
     _python(
         "sglang-deepseek-r1",
@@ -162,6 +164,34 @@ ADAPTERS: tuple[Adapter, ...] = (
         _extra("transformers"),
         "the same with the Qwen3.5 template, whose prompt opens the think block (thinking mode)",
     ),
+    # -- LiteLLM through its public entry, litellm.completion, over HTTP on 127.0.0.1 --------
+    _python(
+        "litellm-stream",
+        "litellm_http:OpenAIStream",
+        "LiteLLM",
+        _extra("litellm"),
+        "litellm.completion(model='openai/...') against a local OpenAI-compatible server: "
+        "streams through CustomStreamWrapper (no tag parsing; reasoning_content mapped), whole "
+        "responses through convert_to_model_response_object (parse_content_for_reasoning)",
+    ),
+    _python(
+        "litellm-ollama-generate",
+        "litellm_http:OllamaGenerate",
+        "LiteLLM",
+        _extra("litellm"),
+        "litellm.completion(model='ollama/...') against a local Ollama /api/generate: streams "
+        "through OllamaTextCompletionResponseIterator.chunk_parser, whole responses through "
+        "OllamaConfig.transform_response (parse_content_for_reasoning)",
+    ),
+    _python(
+        "litellm-responses",
+        "litellm_http:ResponsesBridge",
+        "LiteLLM",
+        _extra("litellm"),
+        "litellm.responses(use_chat_completions_api=True) against a local OpenAI-compatible "
+        "server: the Responses-to-chat-completions bridge, its stream events and output items",
+    ),
+    # -- end of the LiteLLM block ----------------------------------------------------------
     _node(
         "vercel-ai",
         "extractReasoningMiddleware({tagName: 'think'}) around a model: doStream and doGenerate",

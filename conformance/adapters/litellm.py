@@ -6,18 +6,25 @@
 `ChatCompletion` is the conversion every non-streamed OpenAI-compatible response goes through
 (`convert_to_model_response_object`): a `reasoning_content` (or `reasoning`) key is taken as
 the reasoning and the content left alone; without one, a block at the very start of the
-content is split off by a regular expression. LiteLLM's OpenAI-compatible streaming passes
-content through without looking at tags, so this variant has no streaming path of its own: a
-stream is converted once it ends, and every stream check reports what that holds back.
+content is split off by a regular expression, and after it nothing is a delimiter (declared
+`sections: one`, as `conformance fingerprint` finds). LiteLLM's OpenAI-compatible streaming
+passes content through without looking at tags, so this variant has no streaming path of its
+own: a stream is converted once it ends, and every stream check reports what that holds back
+(`litellm-stream` in `litellm_http.py` drives the streaming path itself).
 
 `OllamaChat` is `OllamaChatCompletionResponseIterator.chunk_parser`, the parser LiteLLM runs
 on each chunk of an Ollama `/api/chat` stream: native reasoning arrives in Ollama's `thinking`
 field, and content is routed by whether the chunk contains `<think>` or `</think>`. Its whole
-form is the same parser on a one-chunk stream.
+form is LiteLLM's non-streaming path: `litellm.completion(model="ollama_chat/...")` against a
+server on 127.0.0.1 (`loopback.py`) answering one `/api/chat` response, which
+`OllamaChatConfig.transform_response` converts (`thinking` when present, otherwise
+`parse_content_for_reasoning`).
 
-Checked against the installed LiteLLM: `parse_content_for_reasoning` is reached from the
-response conversion (`convert_dict_to_response.py`) and the Ollama completion transformation,
-not from the OpenAI-compatible streaming handler; the Ollama chat stream iterator calls
+Checked against the installed LiteLLM: `parse_content_for_reasoning` (re-exported as
+`_parse_content_for_reasoning` by `prompt_templates/common_utils.py`) is reached from the
+response conversion (`convert_dict_to_response.py`, through `extract_reasoning_content`), the
+Ollama chat and `/api/generate` `transform_response` and two Bedrock transformations, not from
+the OpenAI-compatible streaming handler; the Ollama chat stream iterator calls
 `chunk_parser` on each decoded line, as this adapter does.
 """
 
@@ -40,6 +47,7 @@ from litellm.types.utils import ModelResponse
 
 from ..interface import Chunk, Delta, implementation
 from .common import delta, installed_version
+from .litellm_http import MESSAGES, MODEL, ollama_whole
 
 VERSION = installed_version("litellm")
 
@@ -62,7 +70,11 @@ def _convert(content: str | None, reasoning: str | None) -> Delta:
     return delta(converted.content, getattr(converted, "reasoning_content", None))
 
 
-@implementation(name="litellm", version=VERSION, options={"native_with_tags": "native_only"})
+@implementation(
+    name="litellm",
+    version=VERSION,
+    options={"native_with_tags": "native_only", "sections": "one"},
+)
 class ChatCompletion:
     """One message through LiteLLM's non-streaming response conversion."""
 
@@ -113,3 +125,11 @@ class OllamaChat:
     def finish(self) -> Delta:
         # Ollama ends a stream with an empty message marked done.
         return self._parse(None, None, done=True)
+
+    def whole(self, content: str | None, reasoning: str | None) -> Delta:
+        message: dict[str, Any] = {"role": "assistant", "content": content or ""}
+        if reasoning is not None:
+            message["thinking"] = reasoning
+        body = {"model": MODEL, "message": message}
+        arguments = {"model": f"ollama_chat/{MODEL}", "messages": MESSAGES}
+        return ollama_whole(arguments, "/api/chat", body)
