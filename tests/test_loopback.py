@@ -106,9 +106,13 @@ def test_a_stream_answers_one_request_for_its_path(server: Loopback) -> None:
         stream.close()
 
 
-def _per_chunk(factory: type, chunks: list[str]) -> list[tuple[str, str]]:
+def _per_chunk(factory: type, chunks: list[str | tuple[str, str]]) -> list[tuple[str, str]]:
+    """Each chunk's delta, then the last one; a pair is (content, native reasoning)."""
     normalizer = factory()
-    deltas = [normalizer.feed({"content": text, "reasoning": None}) for text in chunks]
+    deltas = []
+    for chunk in chunks:
+        content, reasoning = chunk if isinstance(chunk, tuple) else (chunk, None)
+        deltas.append(normalizer.feed({"content": content, "reasoning": reasoning}))
     deltas.append(normalizer.finish())
     return [(d["assistant"], d["thinking"]) for d in deltas]
 
@@ -130,3 +134,22 @@ def test_litellm_output_is_reported_for_the_chunk_that_caused_it() -> None:
         ("al", ""),
         ("", ""),
     ]
+
+
+@pytest.mark.parametrize(
+    "chunks",
+    [
+        ["<think>a</think>b", "c"],
+        ["x", "<think>y", "z</think>w", "<think>v"],
+        [("", "plan"), "<think>a", "</think>b"],
+        ['{"a": 1', "}"],
+    ],
+)
+def test_the_generate_adapter_streams_as_litellm_completion_does(chunks: list[str]) -> None:
+    """litellm-ollama-generate runs /api/generate's stream parser in process (a request per
+    stream would be too slow for the corpus): chunk by chunk, it shows what
+    `litellm.completion(model="ollama/...", stream=True)` shows over HTTP."""
+    litellm_http = pytest.importorskip("conformance.adapters.litellm_http")
+    from conformance.adapters.litellm import OllamaGenerate
+
+    assert _per_chunk(OllamaGenerate, chunks) == _per_chunk(litellm_http.OllamaGenerate, chunks)

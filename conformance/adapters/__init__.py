@@ -176,12 +176,12 @@ ADAPTERS: tuple[Adapter, ...] = (
     ),
     _python(
         "litellm-ollama-generate",
-        "litellm_http:OllamaGenerate",
+        "litellm:OllamaGenerate",
         "LiteLLM",
         _extra("litellm"),
-        "litellm.completion(model='ollama/...') against a local Ollama /api/generate: streams "
-        "through OllamaTextCompletionResponseIterator.chunk_parser, whole responses through "
-        "OllamaConfig.transform_response (parse_content_for_reasoning)",
+        "OllamaTextCompletionResponseIterator.chunk_parser, the Ollama /api/generate stream "
+        "parser, per line in process; whole responses through litellm.completion(model="
+        "'ollama/...') against a local server (OllamaConfig.transform_response)",
     ),
     _python(
         "litellm-responses",

@@ -2,6 +2,8 @@
 
     conformance run --impl litellm=python:conformance.adapters.litellm:ChatCompletion
     conformance run --impl litellm-ollama=python:conformance.adapters.litellm:OllamaChat
+    conformance run --impl \
+        litellm-ollama-generate=python:conformance.adapters.litellm:OllamaGenerate
 
 `ChatCompletion` is the conversion every non-streamed OpenAI-compatible response goes through
 (`convert_to_model_response_object`): a `reasoning_content` (or `reasoning`) key is taken as
@@ -19,6 +21,14 @@ form is LiteLLM's non-streaming path: `litellm.completion(model="ollama_chat/...
 server on 127.0.0.1 (`loopback.py`) answering one `/api/chat` response, which
 `OllamaChatConfig.transform_response` converts (`thinking` when present, otherwise
 `parse_content_for_reasoning`).
+
+`OllamaGenerate` is the same for Ollama's `/api/generate`:
+`OllamaTextCompletionResponseIterator.chunk_parser` on each line (text in `response`, native
+reasoning in `thinking`), and `OllamaConfig.transform_response` through
+`litellm.completion(model="ollama/...")` for whole responses. `litellm_http.OllamaGenerate`
+drives the stream through `litellm.completion` too (tests/test_loopback.py checks that both
+give the same output, chunk by chunk); a request and a thread per stream make that too slow
+for the corpus's tens of thousands of streams.
 
 Checked against the installed LiteLLM: `parse_content_for_reasoning` (re-exported as
 `_parse_content_for_reasoning` by `prompt_templates/common_utils.py`) is reached from the
@@ -43,11 +53,12 @@ from litellm.litellm_core_utils.llm_response_utils.convert_dict_to_response impo
 from litellm.llms.ollama.chat.transformation import (
     OllamaChatCompletionResponseIterator,
 )
+from litellm.llms.ollama.completion.transformation import OllamaTextCompletionResponseIterator
 from litellm.types.utils import ModelResponse
 
 from ..interface import Chunk, Delta, implementation
 from .common import delta, installed_version
-from .litellm_http import MESSAGES, MODEL, ollama_whole
+from .litellm_http import MESSAGES, MODEL, OLLAMA_DONE, ollama_whole
 
 VERSION = installed_version("litellm")
 
@@ -133,3 +144,39 @@ class OllamaChat:
         body = {"model": MODEL, "message": message}
         arguments = {"model": f"ollama_chat/{MODEL}", "messages": MESSAGES}
         return ollama_whole(arguments, "/api/chat", body)
+
+
+@implementation(
+    name="litellm (ollama /api/generate)", version=VERSION, options={"native_with_tags": "merge"}
+)
+class OllamaGenerate:
+    """One stream through LiteLLM's Ollama /api/generate stream parser; whole responses
+    through `litellm.completion(model="ollama/...")` against a local server."""
+
+    def __init__(self) -> None:
+        self._parser = OllamaTextCompletionResponseIterator(
+            streaming_response=iter(()), sync_stream=True
+        )
+
+    def _parse(self, line: dict[str, Any]) -> Delta:
+        parsed = self._parser.chunk_parser(line)
+        if isinstance(parsed, dict):  # GenericStreamingChunk: the last line, held text
+            return delta(parsed.get("text"), None)
+        choice = parsed.choices[0].delta
+        return delta(choice.content, getattr(choice, "reasoning_content", None))
+
+    def feed(self, chunk: Chunk) -> Delta:
+        line: dict[str, Any] = {"model": MODEL, "response": chunk.get("content") or ""}
+        if chunk.get("reasoning") is not None:
+            line["thinking"] = chunk["reasoning"]
+        return self._parse({**line, "done": False})
+
+    def finish(self) -> Delta:
+        return self._parse({"model": MODEL, "response": "", **OLLAMA_DONE})
+
+    def whole(self, content: str | None, reasoning: str | None) -> Delta:
+        body: dict[str, Any] = {"model": MODEL, "response": content or ""}
+        if reasoning is not None:
+            body["thinking"] = reasoning
+        arguments = {"model": f"ollama/{MODEL}", "messages": MESSAGES}
+        return ollama_whole(arguments, "/api/generate", body)
