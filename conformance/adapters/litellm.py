@@ -147,7 +147,9 @@ class OllamaChat:
 
 
 @implementation(
-    name="litellm (ollama /api/generate)", version=VERSION, options={"native_with_tags": "merge"}
+    name="litellm (ollama /api/generate)",
+    version=VERSION,
+    options={"delimiters": "think_only", "native_with_tags": "merge"},
 )
 class OllamaGenerate:
     """One stream through LiteLLM's Ollama /api/generate stream parser; whole responses
