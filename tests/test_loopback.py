@@ -153,3 +153,24 @@ def test_the_generate_adapter_streams_as_litellm_completion_does(chunks: list[st
     from conformance.adapters.litellm import OllamaGenerate
 
     assert _per_chunk(OllamaGenerate, chunks) == _per_chunk(litellm_http.OllamaGenerate, chunks)
+
+
+def test_the_responses_bridge_keeps_the_chat_completions_channels() -> None:
+    """litellm.responses bridged to chat completions: content becomes output_text deltas and
+    reasoning_content reasoning summary deltas, chunk by chunk; whole, message and reasoning
+    output items."""
+    litellm_http = pytest.importorskip("conformance.adapters.litellm_http")
+    chunks: list[str | tuple[str, str]] = [("", "plan"), "<think>a", "</think>b", "c"]
+    assert _per_chunk(litellm_http.ResponsesBridge, chunks) == [
+        ("", "plan"),
+        ("<think>a", ""),
+        ("</think>b", ""),
+        ("c", ""),
+        ("", ""),
+    ]
+    bridge = litellm_http.ResponsesBridge()
+    assert bridge.whole("<think>a</think>b", None) == {"assistant": "b", "thinking": "a"}
+    assert bridge.whole("<think>a</think>b", "R") == {
+        "assistant": "<think>a</think>b",
+        "thinking": "R",
+    }
