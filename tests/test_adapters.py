@@ -35,9 +35,7 @@ DISTRIBUTIONS = {
     "vllm-qwen3": ("vllm",),
     "transformers-qwen3": ("transformers",),
     "transformers-qwen3.5": ("transformers",),
-    "litellm-stream": ("litellm",),
     "litellm-ollama-generate": ("litellm",),
-    "litellm-responses": ("litellm",),
 }
 
 SPLIT_CLOSE = ("<think>abc</thi", "nk>Final")
@@ -107,20 +105,6 @@ KNOWN: dict[str, list[tuple[str, tuple[str | None, ...], tuple[str, str]]]] = {
     "transformers-qwen3.5": [
         ("stream", ORPHAN, ("answer", "...done")),
         ("stream", ("<think>abc",), ("", "<think>abc")),
-    ],
-    "litellm-stream": [
-        # The OpenAI-compatible stream passes content through without looking at tags.
-        ("stream", SPLIT_CLOSE, ("<think>abc</think>Final", "")),
-        ("stream", ("<think>abc</think>Final",), ("<think>abc</think>Final", "")),
-        ("whole", ("<think>abc</think>Final", None), ("Final", "abc")),
-        ("whole", ("pre<think>a</think>b", None), ("pre<think>a</think>b", "")),
-    ],
-    "litellm-responses": [
-        # The bridge keeps the chat completions path's behaviour: content passes through
-        # streamed; whole, a block at the start is split off (reasoning item first).
-        ("stream", SPLIT_CLOSE, ("<think>abc</think>Final", "")),
-        ("whole", ("<think>abc</think>Final", None), ("Final", "abc")),
-        ("whole", ("x", "plan"), ("x", "plan")),
     ],
     "litellm-ollama-generate": [
         # A chunk with both tags: only <think> is seen (`elif`), and the answer stays in the
