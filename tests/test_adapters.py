@@ -51,6 +51,7 @@ DISTRIBUTIONS = {
     "any-llm": ("any-llm-sdk",),
     "aider": ("aider-chat",),
     "hermes-agent": ("hermes-agent",),
+    "litellm-ollama-generate": ("litellm",),
 }
 #: Adapters whose library drops native reasoning (their divergence rules say why).
 DROPS_NATIVE = {"langchain-openai", "langchain-ollama"}
@@ -84,6 +85,10 @@ KNOWN: dict[str, list[tuple[str, tuple[str | None, ...], tuple[str, str]]]] = {
         ("stream", SPLIT_CLOSE, ("nk>Final", "abc</thi")),
         # Both tags in one chunk: the chunk goes to the content (BerriAI/litellm#14121).
         ("stream", ("<think>abc</think>Final",), ("abcFinal", "")),
+        # Whole responses: OllamaChatConfig.transform_response, a block at the start only.
+        ("whole", ("<think>abc</think>Final", None), ("Final", "abc")),
+        ("whole", ("pre<think>a</think>b", None), ("pre<think>a</think>b", "")),
+        ("whole", ("<think>a</think>b", "R"), ("<think>a</think>b", "R")),
     ],
     "sglang-deepseek-r1": [
         ("stream", ORPHAN, ("answer", "...done")),
@@ -118,6 +123,14 @@ KNOWN: dict[str, list[tuple[str, tuple[str | None, ...], tuple[str, str]]]] = {
     "transformers-qwen3.5": [
         ("stream", ORPHAN, ("answer", "...done")),
         ("stream", ("<think>abc",), ("", "<think>abc")),
+    ],
+    "litellm-ollama-generate": [
+        # A chunk with both tags: only <think> is seen (`elif`), and the answer stays in the
+        # reasoning for the rest of the stream.
+        ("stream", ("<think>a</think>b", "c"), ("", "a</think>bc")),
+        ("stream", SPLIT_CLOSE, ("", "abc</think>Final")),
+        ("whole", ("<think>abc</think>Final", None), ("Final", "abc")),
+        ("whole", ("pre<think>a</think>b", None), ("pre<think>a</think>b", "")),
     ],
     "vercel-ai": [
         ("stream", SPLIT_CLOSE, ("Final", "abc")),

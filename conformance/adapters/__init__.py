@@ -185,7 +185,9 @@ ADAPTERS: tuple[Adapter, ...] = (
         "litellm:OllamaChat",
         "LiteLLM",
         _extra("litellm"),
-        "OllamaChatCompletionResponseIterator.chunk_parser, the Ollama /api/chat stream parser",
+        "OllamaChatCompletionResponseIterator.chunk_parser, the Ollama /api/chat stream parser; "
+        "whole responses through litellm.completion(model='ollama_chat/...') against a local "
+        "server (OllamaChatConfig.transform_response)",
     ),
     _python(
         "transformers-qwen3",
@@ -201,6 +203,22 @@ ADAPTERS: tuple[Adapter, ...] = (
         _extra("transformers"),
         "the same with the Qwen3.5 template, whose prompt opens the think block (thinking mode)",
     ),
+    # -- LiteLLM: the Ollama /api/generate path -------------------------------------------
+    # litellm_http.OpenAIStream (the OpenAI-compatible streaming handler) and ResponsesBridge
+    # (litellm.responses over chat completions) drive litellm.completion / litellm.responses
+    # over HTTP on 127.0.0.1 and are checked in tests/test_loopback.py; not registered yet: a
+    # request and a thread per stream put a corpus run past 30 minutes on a loaded 2-core
+    # machine, and no lock could be written.
+    _python(
+        "litellm-ollama-generate",
+        "litellm:OllamaGenerate",
+        "LiteLLM",
+        _extra("litellm"),
+        "OllamaTextCompletionResponseIterator.chunk_parser, the Ollama /api/generate stream "
+        "parser, per line in process; whole responses through litellm.completion(model="
+        "'ollama/...') against a local server (OllamaConfig.transform_response)",
+    ),
+    # -- end of the LiteLLM block ----------------------------------------------------------
     _node(
         "vercel-ai",
         "extractReasoningMiddleware({tagName: 'think'}) around a model: doStream and doGenerate",

@@ -58,7 +58,7 @@ def _message_fields(reasoning: str | None) -> dict[str, Any]:
 @implementation(
     name="pydantic-ai",
     version=installed_version("pydantic-ai-slim", "pydantic-ai"),
-    options={"native_with_tags": "merge"},
+    options={"delimiters": "think_only", "native_with_tags": "merge"},
 )
 class PydanticAI:
     """One stream through pydantic-ai's streamed Chat Completions response."""

@@ -80,7 +80,11 @@ class _ResponseParsing:
         )
 
 
-@implementation(name="transformers (qwen3)", version=VERSION, options={"native_with_tags": "merge"})
+@implementation(
+    name="transformers (qwen3)",
+    version=VERSION,
+    options={"delimiters": "think_only", "native_with_tags": "merge"},
+)
 class Qwen3(_ResponseParsing):
     model_type = "qwen3"
     prefix = PROMPT
