@@ -9,7 +9,7 @@ go through `wrap_chunks_with_xml_reasoning`, i.e. `utils/reasoning.py`'s
 chunks arrive; whole messages through `convert_chat_completion_with_xml_reasoning`
 (`normalize_reasoning_from_provider_fields_and_xml_tags`). This adapter uses the SambaNova
 provider (`AnyLLM.create("sambanova", api_base=...)`) against a loopback server
-(`_local_http`) that sends the case's chunks as server-sent events, one per `feed`; native
+(`event_loop_http`) that sends the case's chunks as server-sent events, one per `feed`; native
 reasoning is sent as `reasoning_content`, which the provider's conversion reads too.
 """
 
@@ -21,9 +21,9 @@ from typing import Any
 from any_llm import AnyLLM
 
 from ..interface import Chunk, Delta, implementation
-from . import _wire
-from ._local_http import Streamed, local
+from . import wire_events
 from .common import delta, installed_version
+from .event_loop_http import Streamed, local
 
 PROVIDER = "sambanova"
 MESSAGES = [{"role": "user", "content": "hi"}]
@@ -57,25 +57,27 @@ class XmlReasoning:
 
     def __init__(self) -> None:
         self._llm: AnyLLM = local().client("any-llm", _llm)
-        self._stream: Streamed[Any] = Streamed(_wire.SSE, self._chunks)
+        self._stream: Streamed[Any] = Streamed(wire_events.SSE, self._chunks)
 
     async def _chunks(self) -> AsyncIterator[Any]:
-        stream = await self._llm.acompletion(model=_wire.MODEL, messages=MESSAGES, stream=True)
+        stream = await self._llm.acompletion(
+            model=wire_events.MODEL, messages=MESSAGES, stream=True
+        )
         async for chunk in stream:
             yield chunk
 
     def feed(self, chunk: Chunk) -> Delta:
-        return _shown(self._stream.send(_wire.openai_event(chunk)))
+        return _shown(self._stream.send(wire_events.openai_event(chunk)))
 
     def finish(self) -> Delta:
-        return _shown(self._stream.end(_wire.openai_end()))
+        return _shown(self._stream.end(wire_events.openai_end()))
 
     def whole(self, content: str | None, reasoning: str | None) -> Delta:
         llm = self._llm
         completion = local().whole(
-            _wire.JSON,
-            _wire.openai_whole(content, reasoning),
-            lambda: llm.acompletion(model=_wire.MODEL, messages=MESSAGES),
+            wire_events.JSON,
+            wire_events.openai_whole(content, reasoning),
+            lambda: llm.acompletion(model=wire_events.MODEL, messages=MESSAGES),
         )
         message = completion.choices[0].message
         return delta(message.content, _reasoning(message))

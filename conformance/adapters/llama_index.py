@@ -7,7 +7,7 @@ through `astream_chat`: each response line becomes a `ChatResponse` whose `delta
 line's content and whose `additional_kwargs["thinking_delta"]` is its `thinking` field (the
 reasoning a UI shows as it arrives). Whole messages go through `achat`, which makes a
 `ThinkingBlock` of the `thinking` field and a `TextBlock` of the content. The model talks to
-a loopback server (`_local_http`) that sends the case's chunks as Ollama's JSON lines, one
+a loopback server (`event_loop_http`) that sends the case's chunks as Ollama's JSON lines, one
 per `feed`.
 
 Checked against the installed llama-index-llms-ollama (`llama_index/llms/ollama/base.py`):
@@ -26,9 +26,9 @@ from llama_index.core.base.llms.types import ChatMessage, TextBlock, ThinkingBlo
 from llama_index.llms.ollama import Ollama
 
 from ..interface import Chunk, Delta, implementation
-from . import _wire
-from ._local_http import Streamed, local
+from . import wire_events
 from .common import delta, installed_version
+from .event_loop_http import Streamed, local
 
 MESSAGES = [ChatMessage(role="user", content="hi")]
 
@@ -36,7 +36,11 @@ MESSAGES = [ChatMessage(role="user", content="hi")]
 def _llm(url: str) -> Ollama:
     # A known context window: otherwise the model asks the server (`/api/show`, blocking).
     return Ollama(
-        model=_wire.MODEL, base_url=url, thinking=True, request_timeout=30.0, context_window=8192
+        model=wire_events.MODEL,
+        base_url=url,
+        thinking=True,
+        request_timeout=30.0,
+        context_window=8192,
     )
 
 
@@ -56,22 +60,24 @@ class OllamaChat:
 
     def __init__(self) -> None:
         self._llm: Ollama = local().client("llama-index-ollama", _llm)
-        self._stream: Streamed[Any] = Streamed(_wire.NDJSON, self._responses)
+        self._stream: Streamed[Any] = Streamed(wire_events.NDJSON, self._responses)
 
     async def _responses(self) -> AsyncIterator[Any]:
         async for response in await self._llm.astream_chat(MESSAGES):
             yield response
 
     def feed(self, chunk: Chunk) -> Delta:
-        return _shown(self._stream.send(_wire.ollama_line(chunk)))
+        return _shown(self._stream.send(wire_events.ollama_line(chunk)))
 
     def finish(self) -> Delta:
-        return _shown(self._stream.end(_wire.ollama_end()))
+        return _shown(self._stream.end(wire_events.ollama_end()))
 
     def whole(self, content: str | None, reasoning: str | None) -> Delta:
         llm = self._llm
         response = local().whole(
-            _wire.JSON, _wire.ollama_whole(content, reasoning), lambda: llm.achat(MESSAGES)
+            wire_events.JSON,
+            wire_events.ollama_whole(content, reasoning),
+            lambda: llm.achat(MESSAGES),
         )
         blocks = response.message.blocks
         return delta(

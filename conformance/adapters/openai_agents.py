@@ -10,7 +10,7 @@ reasoning item's summary text (`response.reasoning_summary_text.delta`), a `reas
 its reasoning text (`response.reasoning_text.delta`), and content an output text delta
 (`response.output_text.delta`). Whole messages go through `get_response`, whose
 `Converter.message_to_output_items` makes the same items. The model talks to a loopback
-server (`_local_http`) that sends the case's chunks as server-sent events, one per `feed`.
+server (`event_loop_http`) that sends the case's chunks as server-sent events, one per `feed`.
 
 Checked against the installed SDK (`agents/models/chatcmpl_stream_handler.py`,
 `chatcmpl_converter.py`): no code looks for tags in the content, so it keeps native reasoning
@@ -34,9 +34,9 @@ from openai.types.responses import (
 )
 
 from ..interface import Chunk, Delta, implementation
-from . import _wire
-from ._local_http import Streamed, local
+from . import wire_events
 from .common import delta, installed_version
+from .event_loop_http import Streamed, local
 
 #: What the agent is asked: any input will do, the answer is the case's.
 PROMPT = "hi"
@@ -47,7 +47,7 @@ set_tracing_disabled(True)
 
 def _model(url: str) -> OpenAIChatCompletionsModel:
     client = AsyncOpenAI(base_url=f"{url}/v1", api_key="-", max_retries=0)
-    return OpenAIChatCompletionsModel(model=_wire.MODEL, openai_client=client)
+    return OpenAIChatCompletionsModel(model=wire_events.MODEL, openai_client=client)
 
 
 def _arguments() -> dict[str, Any]:
@@ -84,22 +84,22 @@ class ChatCompletions:
 
     def __init__(self) -> None:
         self._model: OpenAIChatCompletionsModel = local().client("openai-agents", _model)
-        self._stream: Streamed[Any] = Streamed(_wire.SSE, self._start)
+        self._stream: Streamed[Any] = Streamed(wire_events.SSE, self._start)
 
     def _start(self) -> AsyncIterator[Any]:
         return self._model.stream_response(**_arguments())
 
     def feed(self, chunk: Chunk) -> Delta:
-        return _shown(self._stream.send(_wire.openai_event(chunk)))
+        return _shown(self._stream.send(wire_events.openai_event(chunk)))
 
     def finish(self) -> Delta:
-        return _shown(self._stream.end(_wire.openai_end()))
+        return _shown(self._stream.end(wire_events.openai_end()))
 
     def whole(self, content: str | None, reasoning: str | None) -> Delta:
         model = self._model
         response = local().whole(
-            _wire.JSON,
-            _wire.openai_whole(content, reasoning),
+            wire_events.JSON,
+            wire_events.openai_whole(content, reasoning),
             lambda: model.get_response(**_arguments()),
         )
         assistant: list[str] = []

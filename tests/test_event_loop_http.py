@@ -1,6 +1,6 @@
-"""The loopback server the HTTP adapters drive their libraries through (conformance/adapters/
-_local_http.py), with a real HTTP client, and the wire forms it sends (_wire.py), read back by
-the project's own cassette decoders."""
+"""The loopback server the HTTP adapters drive their libraries through
+(conformance/adapters/event_loop_http.py), with a real HTTP client, and the wire forms it sends
+(wire_events.py), read back by the project's own cassette decoders."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ from collections.abc import AsyncIterator
 import httpx
 import pytest
 
-from conformance.adapters import _wire
-from conformance.adapters._local_http import Streamed, local
+from conformance.adapters import wire_events
+from conformance.adapters.event_loop_http import Streamed, local
 from conformance.cassettes import _ollama, _openai_chat
 from conformance.cassettes._sse import parse_sse
 
@@ -72,7 +72,7 @@ CHUNKS: list[dict[str, str | None]] = [
 
 
 def test_openai_events_decode_to_the_chunks_sent() -> None:
-    body = b"".join(_wire.openai_event(chunk) for chunk in CHUNKS) + _wire.openai_end()
+    body = b"".join(wire_events.openai_event(chunk) for chunk in CHUNKS) + wire_events.openai_end()
     decoded = _openai_chat.decode_sse(parse_sse(body.decode()))
     assert [
         (c.content or None, c.reasoning or None) for c in decoded if c.content or c.reasoning
@@ -84,7 +84,7 @@ def test_openai_events_decode_to_the_chunks_sent() -> None:
 
 
 def test_ollama_lines_decode_to_the_chunks_sent() -> None:
-    lines = [_wire.ollama_line(chunk) for chunk in CHUNKS] + [_wire.ollama_end()]
+    lines = [wire_events.ollama_line(chunk) for chunk in CHUNKS] + [wire_events.ollama_end()]
     decoded = _ollama.decode_objects((json.loads(line), n) for n, line in enumerate(lines, 1))
     assert [(c.content, c.reasoning) for c in decoded][:3] == [
         ("", "plan"),
@@ -99,7 +99,7 @@ def test_ollama_lines_decode_to_the_chunks_sent() -> None:
 def test_whole_bodies_carry_content_and_native_reasoning(
     content: str | None, reasoning: str | None
 ) -> None:
-    message = json.loads(_wire.openai_whole(content, reasoning))["choices"][0]["message"]
+    message = json.loads(wire_events.openai_whole(content, reasoning))["choices"][0]["message"]
     assert (message["content"], message.get("reasoning_content")) == (content, reasoning)
-    ollama = json.loads(_wire.ollama_whole(content, reasoning))["message"]
+    ollama = json.loads(wire_events.ollama_whole(content, reasoning))["message"]
     assert (ollama["content"], ollama.get("thinking")) == (content or "", reasoning)
