@@ -34,6 +34,10 @@ SIGNALS = {
     "Hypothesis, an AssertionError for it to shrink; it becomes a FAIL result",
     "conformance.contracts._fuzzing.Unsupported": "an op the implementation does not answer, "
     "carried out of a Hypothesis test; it becomes a SKIP result",
+    "conformance.session.orchestrator.Skipped": "a job that does not apply here (its library "
+    "is not installed), raised from its connect; the session lists it as skipped, no error",
+    "conformance.tools.matrix_worker.Unavailable": "an adapter whose library a worker process "
+    "cannot import, carried to the parent, which skips the job (Skipped)",
 }
 
 #: The statuses an error may end a command with (README, "Exit status").

@@ -242,7 +242,8 @@ def _keep(plan: Plan, stored: Stored) -> None:
 
 
 class WorkerStartError(ImplementationStartError):
-    """A worker's implementation could not start: its message as the worker wrote it."""
+    """A worker's implementation could not start: its message as the worker wrote it (exit
+    status 2)."""
 
     def __init__(self, label: str, text: str) -> None:
         self.label = label
