@@ -23,9 +23,9 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
+from conformance._cache import cache_dir
 from conformance.cli.main import main
 from conformance.corpus.cases import bundled_cases_dir, load_corpus
-from conformance.corpus.validation import cache_dir
 from conformance.model.cases import Corpus
 from conformance.model.results import Run
 from conformance.reports import write_reports

@@ -16,12 +16,15 @@ from conformance.adapters import ADAPTERS, Adapter, llamacpp_build, shown
 def test_the_program_is_cached_outside_the_checkout_by_version(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    monkeypatch.setenv("REASONING_CONFORMANCE_CACHE", str(tmp_path))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
     assert llamacpp_build.binary_path("9.9.9") == (
-        tmp_path / "llamacpp" / "9.9.9" / "bin" / "conformance_llamacpp"
+        tmp_path / "reasoning-conformance" / "llamacpp" / "9.9.9" / "bin" / "conformance_llamacpp"
     )
-    assert llamacpp_build.templates_dir("9.9.9") == tmp_path / "llamacpp" / "9.9.9" / "templates"
-    monkeypatch.delenv("REASONING_CONFORMANCE_CACHE")
+    assert (
+        llamacpp_build.templates_dir("9.9.9")
+        == tmp_path / "reasoning-conformance" / "llamacpp" / "9.9.9" / "templates"
+    )
+    monkeypatch.delenv("XDG_CACHE_HOME")
     default = llamacpp_build.cache_root()
     assert default == Path.home() / ".cache" / "reasoning-conformance" / "llamacpp"
     assert not default.is_relative_to(Path(llamacpp_build.__file__).parents[2])

@@ -10,13 +10,13 @@ llama.cpp with the ordinary client. The program links llama.cpp's `llama-common`
 tests, tools, examples, server, curl or OpenSSL. The result is cached outside the checkout,
 keyed by version: `<cache>/llamacpp/<version>/bin/conformance_llamacpp` and the chat templates
 of that llama.cpp in `<cache>/llamacpp/<version>/templates/`, where `<cache>` is
-$REASONING_CONFORMANCE_CACHE or ~/.cache/reasoning-conformance. Each step prints its time.
+`$XDG_CACHE_HOME/reasoning-conformance` (conformance/_cache.py), by default
+`~/.cache/reasoning-conformance`. Each step prints its time.
 """
 
 from __future__ import annotations
 
 import argparse
-import os
 import shutil
 import subprocess
 import sys
@@ -26,6 +26,8 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
+from conformance._cache import home
+
 #: The llama-cpp-python release whose vendored llama.cpp is built.
 VERSION = "0.3.36"
 #: The program's sources, in this package.
@@ -34,9 +36,9 @@ PROGRAM = "conformance_llamacpp"
 
 
 def cache_root() -> Path:
-    configured = os.environ.get("REASONING_CONFORMANCE_CACHE")
-    base = Path(configured) if configured else Path.home() / ".cache" / "reasoning-conformance"
-    return base / "llamacpp"
+    # An installed program rather than a cache entry: CONFORMANCE_CACHE_DIR (which tests and
+    # users point elsewhere, or turn off) does not move it.
+    return home() / "llamacpp"
 
 
 def version_dir(version: str = VERSION) -> Path:

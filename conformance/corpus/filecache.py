@@ -29,8 +29,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from conformance._cache import cache_dir
 from conformance._version import __version__
-from conformance.corpus.validation import cache_dir
 from conformance.model.chunks import Chunk
 
 _PACKAGE = Path(__file__).resolve().parent.parent

@@ -16,23 +16,13 @@ import json
 import os
 from collections.abc import Mapping
 from importlib import util
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from conformance._cache import cache_dir
 from conformance._version import __version__
 
 if TYPE_CHECKING:
     import jsonschema
-
-
-def cache_dir() -> Path | None:
-    setting = os.environ.get("CONFORMANCE_CACHE_DIR")
-    if setting == "off":
-        return None
-    if setting:
-        return Path(setting)
-    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
-    return Path(base) / "reasoning-conformance"
 
 
 @functools.cache

@@ -23,7 +23,6 @@ retried until that file is removed (`--rebuild` does).
 from __future__ import annotations
 
 import fcntl
-import os
 import re
 import shlex
 import shutil
@@ -34,11 +33,10 @@ from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
 
+from conformance._cache import PROJECT, cache_dir, home
 from conformance.adapters import NODE_DIR, Adapter
-from conformance.corpus.validation import cache_dir
 from conformance.errors import ConformanceError, UsageError
 
-PROJECT = "reasoning-conformance"
 PACKAGE_DIR = Path(__file__).resolve().parent.parent
 #: A build that takes longer than this is given up (a resolver lost in old releases).
 BUILD_TIMEOUT = 1200.0
@@ -108,10 +106,8 @@ def package_of(adapter: Adapter) -> Package:
 
 
 def envs_dir() -> Path:
-    base = cache_dir()
-    if base is None:  # the cache is turned off: environments still need a home
-        base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / PROJECT
-    return base / "envs"
+    # With the cache turned off, environments still need a home.
+    return (cache_dir() or home()) / "envs"
 
 
 def env_path(pkg: Package, version: str) -> Path:

@@ -23,7 +23,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from conformance.corpus.validation import cache_dir
+from conformance._cache import cache_dir
 from conformance.errors import UsageError
 from conformance.model.results import CaseResult, ImplementationInfo
 from conformance.tools.bench_figures import BenchResult, BenchSettings
