@@ -77,7 +77,9 @@ def test_the_node_adapter_runs_a_copy_beside_the_release(tmp_path: Path) -> None
     env = Env(package("ai"), "6.0.10", tmp_path)
     spec = versioned_spec(adapter("vercel-ai-start-with-reasoning"), env)
     assert spec == f"cmd:node {tmp_path}/vercel-ai.mjs --start-with-reasoning"
-    assert (tmp_path / "vercel-ai.mjs").read_bytes() == (NODE_DIR / "vercel-ai.mjs").read_bytes()
+    # With the protocol module it imports by relative path.
+    for name in ("vercel-ai.mjs", "protocol.mjs"):
+        assert (tmp_path / name).read_bytes() == (NODE_DIR / name).read_bytes()
 
 
 # --- the search ------------------------------------------------------------------------------

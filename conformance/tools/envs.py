@@ -238,9 +238,10 @@ def versioned_spec(adapter: Adapter, env: Env) -> str:
         return "cmd:" + shlex.join(command)
     words = shlex.split(adapter.spec.removeprefix("cmd:"))
     scripts = [w for w in words if w.startswith(str(NODE_DIR))]
-    for script in scripts:
-        copy = env.path / Path(script).name
-        if not copy.exists() or copy.read_bytes() != Path(script).read_bytes():
+    # The scripts import their shared modules (protocol.mjs) by relative path: all go along.
+    for script in sorted(NODE_DIR.glob("*.mjs")):
+        copy = env.path / script.name
+        if not copy.exists() or copy.read_bytes() != script.read_bytes():
             shutil.copyfile(script, copy)
     words = [str(env.path / Path(w).name) if w in scripts else w for w in words]
     return "cmd:" + shlex.join(words)

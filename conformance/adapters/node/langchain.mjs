@@ -26,10 +26,10 @@
 
 import { createServer } from "node:http";
 import { createRequire } from "node:module";
-import { createInterface } from "node:readline";
 import { ChatDeepSeek } from "@langchain/deepseek";
 import { ChatOllama } from "@langchain/ollama";
 import { ChatOpenAI } from "@langchain/openai";
+import { serve } from "./protocol.mjs";
 
 const WAIT_MS = 30_000;
 const PROMPT = "Say hello.";
@@ -311,40 +311,13 @@ async function whole(content, reasoning) {
   }
 }
 
-async function reply(request) {
-  switch (request.op) {
-    case "hello":
-      return {
-        protocol: 1,
-        implementation: { name: `${PACKAGES[kind]} ${NAMES[kind]}`, version, language: "typescript" },
-        options: kind === "deepseek" ? { delimiters: "think_only" } : {},
-      };
-    case "stream":
-      return { id: request.id, ...(await stream(request.chunks)) };
-    case "whole":
-      return { id: request.id, ...(await whole(request.content, request.reasoning)) };
-    default:
-      return { id: request.id ?? null, unsupported: `unknown op ${JSON.stringify(request.op)}` };
-  }
-}
-
-for await (const text of createInterface({ input: process.stdin, crlfDelay: Infinity })) {
-  if (!text.trim()) continue;
-  let request;
-  try {
-    request = JSON.parse(text);
-  } catch (error) {
-    process.stdout.write(JSON.stringify({ id: null, error: `not JSON: ${error.message}` }) + "\n");
-    continue;
-  }
-  if (request.op === "bye") break;
-  let answerLine;
-  try {
-    answerLine = await reply(request);
-  } catch (error) {
-    answerLine = { id: request.id ?? null, error: `raised ${error?.name}: ${error?.message}` };
-  }
-  process.stdout.write(JSON.stringify(answerLine) + "\n");
-}
+await serve({
+  hello: {
+    implementation: { name: `${PACKAGES[kind]} ${NAMES[kind]}`, version, language: "typescript" },
+    options: kind === "deepseek" ? { delimiters: "think_only" } : {},
+  },
+  stream,
+  whole,
+});
 server.close();
 process.exit(0);

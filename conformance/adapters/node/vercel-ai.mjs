@@ -17,9 +17,9 @@
 // and wrapGenerate around the provider's model (checked against the installed `ai` package).
 
 import { createRequire } from "node:module";
-import { createInterface } from "node:readline";
 import { extractReasoningMiddleware, wrapLanguageModel } from "ai";
 import { MockLanguageModelV3 } from "ai/test";
+import { serve } from "./protocol.mjs";
 
 const startWithReasoning = process.argv.includes("--start-with-reasoning");
 const version = createRequire(import.meta.url)("ai/package.json").version;
@@ -106,42 +106,15 @@ async function whole(content, reasoning) {
   return reply;
 }
 
-async function answer(request) {
-  switch (request.op) {
-    case "hello":
-      return {
-        protocol: 1,
-        implementation: {
-          name: startWithReasoning ? "ai extractReasoningMiddleware (startWithReasoning)" : "ai extractReasoningMiddleware",
-          version,
-          language: "typescript",
-        },
-        options: { delimiters: "think_only", start_in_reasoning: startWithReasoning, native_with_tags: "merge" },
-      };
-    case "stream":
-      return { id: request.id, ...(await stream(request.chunks)) };
-    case "whole":
-      return { id: request.id, ...(await whole(request.content, request.reasoning)) };
-    default:
-      return { id: request.id ?? null, unsupported: `unknown op ${JSON.stringify(request.op)}` };
-  }
-}
-
-for await (const line of createInterface({ input: process.stdin, crlfDelay: Infinity })) {
-  if (!line.trim()) continue;
-  let request;
-  try {
-    request = JSON.parse(line);
-  } catch (error) {
-    process.stdout.write(JSON.stringify({ id: null, error: `not JSON: ${error.message}` }) + "\n");
-    continue;
-  }
-  if (request.op === "bye") break;
-  let reply;
-  try {
-    reply = await answer(request);
-  } catch (error) {
-    reply = { id: request.id ?? null, error: `raised ${error?.name}: ${error?.message}` };
-  }
-  process.stdout.write(JSON.stringify(reply) + "\n");
-}
+await serve({
+  hello: {
+    implementation: {
+      name: startWithReasoning ? "ai extractReasoningMiddleware (startWithReasoning)" : "ai extractReasoningMiddleware",
+      version,
+      language: "typescript",
+    },
+    options: { delimiters: "think_only", start_in_reasoning: startWithReasoning, native_with_tags: "merge" },
+  },
+  stream,
+  whole,
+});
