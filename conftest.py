@@ -72,6 +72,9 @@ ONE_WORKER = ("tests/test_adapters.py", "tests/test_examples.py", "tests/test_re
 #: Tests of other modules that import the adapters' modules, and so their libraries (vLLM
 #: alone takes seconds): they run on the worker of tests/test_adapters.py, which has imported
 #: them already, rather than importing them a second time on the other worker.
+#: The slow tier's whole-corpus run of each adapter: minutes each, against seconds to import
+#: the libraries, so they spread over the workers like other tests.
+SPREAD = "tests/test_adapters.py::test_adapter_behaves_as_its_expectation_file_says"
 WITH_THE_ADAPTERS = (
     "tests/test_errors.py::test_every_exception_class_is_an_error_of_the_tree[conformance.adapters",
     "tests/test_errors.py::test_the_documentation_lists_the_tree_as_the_code_has_it",
@@ -81,7 +84,8 @@ WITH_THE_ADAPTERS = (
 @pytest.hookimpl(tryfirst=True, optionalhook=True)
 def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
     """`--dist load` (xdist's default), except that each module of ONE_WORKER is one unit of
-    work (with the tests WITH_THE_ADAPTERS in that of tests/test_adapters.py). `--dist
+    work (with the tests WITH_THE_ADAPTERS in that of tests/test_adapters.py, and without the
+    adapters' whole-corpus runs, SPREAD). `--dist
     loadgroup` with `xdist_group` marks would say the same, but it groups by a suffix xdist
     adds to node IDs, which pytest 9.2 no longer takes (pytest-xdist#1386)."""
     if config.getvalue("dist") != "load":
@@ -90,6 +94,8 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
 
     class OneWorkerPerCostlyModule(LoadScopeScheduling):
         def _split_scope(self, nodeid: str) -> str:
+            if nodeid.startswith(SPREAD):
+                return nodeid
             if nodeid.startswith(WITH_THE_ADAPTERS):
                 return "tests/test_adapters.py"
             module = nodeid.split("::", 1)[0]

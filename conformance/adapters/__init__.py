@@ -40,6 +40,9 @@ class Adapter:
     language: str = "python"
     #: The module whose import proves the library is there (python adapters).
     module: str | None = None
+    #: Whether the library is driven through HTTP on 127.0.0.1 (a client library): a stream
+    #: costs a request and the client's own work, 10 to 100 times an in-process parser's.
+    over_http: bool = False
     #: The npm package whose presence proves the library is there (node adapters).
     npm_package: str = "ai"
     #: The built program a `cmd:` adapter runs, when it is not on PATH (llama.cpp's is built
@@ -82,10 +85,12 @@ def shown(text: str) -> str:
     return text.replace(str(Path.home()) + "/", "~/")
 
 
-def _python(label: str, target: str, library: str, install: str, about: str) -> Adapter:
+def _python(
+    label: str, target: str, library: str, install: str, about: str, *, over_http: bool = False
+) -> Adapter:
     module = f"conformance.adapters.{target.partition(':')[0]}"
     spec = f"python:{module}:{target.partition(':')[2]}"
-    return Adapter(label, spec, library, install, about, module=module)
+    return Adapter(label, spec, library, install, about, module=module, over_http=over_http)
 
 
 def _extra(name: str) -> str:
@@ -250,6 +255,7 @@ def _langchain_node(label: str, kind: str, about: str) -> Adapter:
         about,
         language="typescript",
         npm_package=f"@langchain/{kind}",
+        over_http=True,
     )
 
 
@@ -260,6 +266,7 @@ ADAPTERS += (
         "LangChain (langchain-openai)",
         _extra("langchain"),
         _LC_ABOUT.format("ChatOpenAI", "langchain-openai", "OpenAI-compatible SSE"),
+        over_http=True,
     ),
     _python(
         "langchain-deepseek",
@@ -267,6 +274,7 @@ ADAPTERS += (
         "LangChain (langchain-deepseek)",
         _extra("langchain"),
         _LC_ABOUT.format("ChatDeepSeek", "langchain-deepseek", "OpenAI-compatible SSE"),
+        over_http=True,
     ),
     _python(
         "langchain-ollama",
@@ -274,6 +282,7 @@ ADAPTERS += (
         "LangChain (langchain-ollama)",
         _extra("langchain"),
         _LC_ABOUT.format("ChatOllama (reasoning unset)", "langchain-ollama", "Ollama /api/chat"),
+        over_http=True,
     ),
     _python(
         "langchain-ollama-reasoning",
@@ -281,6 +290,7 @@ ADAPTERS += (
         "LangChain (langchain-ollama)",
         _extra("langchain"),
         _LC_ABOUT.format("ChatOllama(reasoning=True)", "langchain-ollama", "Ollama /api/chat"),
+        over_http=True,
     ),
     _langchain_node(
         "langchain-js-openai",
@@ -336,6 +346,7 @@ ADAPTERS += (
         _extra("openai-agents"),
         "OpenAIChatCompletionsModel against a loopback server: stream_response's events "
         "(ChatCmplStreamHandler) per server-sent event, get_response for whole messages",
+        over_http=True,
     ),
     _python(
         "llama-index-ollama",
@@ -344,6 +355,7 @@ ADAPTERS += (
         _extra("llama-index"),
         "llama_index.llms.ollama.Ollama against a loopback server: astream_chat's deltas and "
         "thinking_delta per JSON line, achat's ThinkingBlock and TextBlock for whole messages",
+        over_http=True,
     ),
     _python(
         "any-llm",
@@ -353,6 +365,7 @@ ADAPTERS += (
         "the SambaNova provider (XMLReasoningOpenAIProvider) against a loopback server: "
         "process_streaming_reasoning_chunks per server-sent event, "
         "convert_chat_completion_with_xml_reasoning for whole messages",
+        over_http=True,
     ),
     _python(
         "aider",
