@@ -50,7 +50,6 @@ DISTRIBUTIONS = {
     # -- agent frameworks and small splitters
     "openai-agents": ("openai-agents",),
     "llama-index-ollama": ("llama-index-llms-ollama",),
-    "any-llm": ("any-llm-sdk",),
     "aider": ("aider-chat",),
     "hermes-agent": ("hermes-agent",),
     "litellm-ollama-generate": ("litellm",),
@@ -210,15 +209,6 @@ KNOWN: dict[str, list[tuple[str, tuple[str | None, ...], tuple[str, str]]]] = {
     "llama-index-ollama": [
         ("stream", SPLIT_CLOSE, ("<think>abc</think>Final", "")),
         ("whole", ("<think>abc</think>Final", None), ("<think>abc</think>Final", "")),
-    ],
-    "any-llm": [
-        ("stream", SPLIT_CLOSE, ("Final", "abc")),
-        # Blocks' bodies are joined with a newline.
-        ("stream", TWO_BLOCKS, ("abc", "r1\nr2")),
-        # An open tag mid-line starts reasoning in a stream, not in a whole message.
-        ("stream", ("use <think> tags",), ("use ", " tags")),
-        ("whole", ("use <think> tags", None), ("use <think> tags", "")),
-        ("whole", (*ORPHAN, None), (ORPHAN[0], "")),
     ],
     # Answer-only: the body of a block is removed and kept nowhere.
     "aider": [

@@ -358,16 +358,6 @@ ADAPTERS += (
         over_http=True,
     ),
     _python(
-        "any-llm",
-        "any_llm:XmlReasoning",
-        "any-llm",
-        _extra("any-llm"),
-        "the SambaNova provider (XMLReasoningOpenAIProvider) against a loopback server: "
-        "process_streaming_reasoning_chunks per server-sent event, "
-        "convert_chat_completion_with_xml_reasoning for whole messages",
-        over_http=True,
-    ),
-    _python(
         "aider",
         "aider:ReasoningTag",
         "aider",
