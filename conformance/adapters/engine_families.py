@@ -13,8 +13,12 @@ Families the engines name but that cannot be run here are listed in `LEFT_OUT`, 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
+from types import SimpleNamespace
 from typing import Any
+
+from ..interface import implementation
 
 #: Both engines parse on the server, where no native reasoning field exists yet: the adapters
 #: pass a chunk's native reasoning straight to the thinking channel.
@@ -173,3 +177,20 @@ LEFT_OUT: dict[tuple[str, str], str] = {
 }
 
 VARIANTS: tuple[Variant, ...] = VLLM + SGLANG
+
+
+def factories(
+    driver: type, variants: Sequence[Variant], *, engine: str, version: str, module: str
+) -> SimpleNamespace:
+    """One implementation class per family of `variants`, each the engine's `driver` with its
+    variant (`FAMILY.glm45` in the engine's adapter module `module`)."""
+
+    def made(variant: Variant) -> Any:
+        name = "".join(part.title() for part in variant.family.split("_"))
+        cls = type(name, (driver,), {"variant": variant, "__module__": module})
+        about = implementation(
+            name=f"{engine} ({variant.parser})", version=version, options=variant.options
+        )
+        return about(cls)
+
+    return SimpleNamespace(**{variant.family: made(variant) for variant in variants})

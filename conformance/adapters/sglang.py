@@ -39,13 +39,10 @@ from __future__ import annotations
 import importlib.util
 import sys
 import types
-from collections.abc import Callable
-from types import SimpleNamespace
-from typing import Any
 
-from ..interface import Chunk, Delta, implementation
+from ..interface import Chunk, Delta
 from .common import delta, installed_version, native
-from .engine_families import SGLANG, Variant
+from .engine_families import SGLANG, Variant, factories
 
 
 def _register_package(name: str) -> None:
@@ -126,16 +123,8 @@ class _SGLang:
         return delta(normal, (reasoning or "") + (found or ""))
 
 
-def _factory(variant: Variant) -> Callable[[], Any]:
-    name = "".join(part.title() for part in variant.family.split("_"))
-    cls = type(name, (_SGLang,), {"variant": variant, "__module__": __name__})
-    return implementation(
-        name=f"sglang ({variant.parser})", version=VERSION, options=variant.options
-    )(cls)
-
-
 #: One factory per family of `engine_families.SGLANG` (`sglang:FAMILY.glm45`).
-FAMILY = SimpleNamespace(**{variant.family: _factory(variant) for variant in SGLANG})
+FAMILY = factories(_SGLang, SGLANG, engine="sglang", version=VERSION, module=__name__)
 #: The names the first two variants had.
 DeepSeekR1 = FAMILY.deepseek_r1
 Qwen3 = FAMILY.qwen3

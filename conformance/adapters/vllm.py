@@ -44,20 +44,19 @@ keeps it to the CPU build (docs/ecosystem.md).
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from functools import cache
-from types import SimpleNamespace
 from typing import Any
 
 from vllm.entrypoints.openai.chat_completion.protocol import ChatCompletionRequest
 from vllm.entrypoints.openai.chat_completion.stream_processor import ChatStreamProcessor
 from vllm.parser import ParserManager
 
-from ..interface import Chunk, Delta, implementation
+from ..interface import Chunk, Delta
 from ..model import harmony
 from ..model.options import Options
 from .common import delta, installed_version, native
-from .engine_families import VLLM, Variant
+from .engine_families import VLLM, Variant, factories
 
 VERSION = installed_version("vllm")
 #: Character IDs start after the special tokens' IDs.
@@ -186,16 +185,8 @@ class _VLLM:
         return delta(normal, (reasoning or "") + (found or ""))
 
 
-def _factory(variant: Variant) -> Callable[[], _VLLM]:
-    name = "".join(part.title() for part in variant.family.split("_"))
-    cls = type(name, (_VLLM,), {"variant": variant, "__module__": __name__})
-    return implementation(
-        name=f"vllm ({variant.parser})", version=VERSION, options=variant.options
-    )(cls)
-
-
 #: One factory per family of `engine_families.VLLM` (`vllm:FAMILY.glm45`).
-FAMILY = SimpleNamespace(**{variant.family: _factory(variant) for variant in VLLM})
+FAMILY = factories(_VLLM, VLLM, engine="vllm", version=VERSION, module=__name__)
 #: The names the first two variants had.
 DeepSeekR1 = FAMILY.deepseek_r1
 Qwen3 = FAMILY.qwen3
