@@ -16,7 +16,7 @@ from conformance.adapters import (
     NODE_DIR,
     Adapter,
     adapter,
-    llamacpp_build,
+    llamacpp_program,
 )
 from conformance.adapters.common import installed_version
 from conformance.adapters.engine_families import VARIANTS
@@ -247,7 +247,7 @@ def expected_version(candidate: Adapter) -> str:
         package = NODE_DIR / "node_modules" / candidate.npm_package / "package.json"
         return json.loads(package.read_text())["version"]
     if candidate.language == "c++":
-        return llamacpp_build.VERSION  # the llama-cpp-python release that vendors llama.cpp
+        return llamacpp_program.VERSION  # the llama-cpp-python release that vendors llama.cpp
     return installed_version(*DISTRIBUTIONS[candidate.label])
 
 

@@ -10,34 +10,34 @@ from pathlib import Path
 
 import pytest
 
-from conformance.adapters import ADAPTERS, Adapter, llamacpp_build, shown
+from conformance.adapters import ADAPTERS, Adapter, llamacpp_build, llamacpp_program, shown
 
 
 def test_the_program_is_cached_outside_the_checkout_by_version(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
-    assert llamacpp_build.binary_path("9.9.9") == (
+    assert llamacpp_program.binary_path("9.9.9") == (
         tmp_path / "reasoning-conformance" / "llamacpp" / "9.9.9" / "bin" / "conformance_llamacpp"
     )
     assert (
-        llamacpp_build.templates_dir("9.9.9")
+        llamacpp_program.templates_dir("9.9.9")
         == tmp_path / "reasoning-conformance" / "llamacpp" / "9.9.9" / "templates"
     )
     monkeypatch.delenv("XDG_CACHE_HOME")
-    default = llamacpp_build.cache_root()
+    default = llamacpp_program.cache_root()
     assert default == Path.home() / ".cache" / "reasoning-conformance" / "llamacpp"
-    assert not default.is_relative_to(Path(llamacpp_build.__file__).parents[2])
+    assert not default.is_relative_to(Path(llamacpp_program.__file__).parents[2])
 
 
 def test_every_llamacpp_adapter_runs_the_cached_program_on_a_template_of_its_version() -> None:
     ours = [a for a in ADAPTERS if a.label.startswith("llamacpp-")]
     assert len(ours) >= 4
     for candidate in ours:
-        assert candidate.binary == str(llamacpp_build.binary_path())
+        assert candidate.binary == str(llamacpp_program.binary_path())
         assert candidate.spec.startswith(f"cmd:{candidate.binary} --template ")
-        assert str(llamacpp_build.templates_dir()) in candidate.spec
-        assert candidate.install == llamacpp_build.build_command()
+        assert str(llamacpp_program.templates_dir()) in candidate.spec
+        assert candidate.install == llamacpp_program.build_command()
         assert "~/.cache/reasoning-conformance/llamacpp/" in candidate.shown_spec
 
 
@@ -72,3 +72,45 @@ def test_the_sdist_may_not_write_outside_the_cache(tmp_path: Path) -> None:
         pytest.raises(RuntimeError, match="outside"),
     ):
         llamacpp_build._safe_members(archive, tmp_path / "inside")
+
+
+def test_the_sources_digest_follows_content_not_the_checkout_path(tmp_path: Path) -> None:
+    copies = [tmp_path / "one", tmp_path / "two"]
+    for copy in copies:
+        (copy / "sub").mkdir(parents=True)
+        (copy / "CMakeLists.txt").write_text("project(x)\n")
+        (copy / "sub" / "main.cpp").write_text("int main() {}\n")
+    digests = {llamacpp_program.sources_digest(copy) for copy in copies}
+    assert len(digests) == 1
+    (copies[1] / "sub" / "main.cpp").write_text("int main() { return 1; }\n")
+    assert llamacpp_program.sources_digest(copies[1]) not in digests
+
+
+def test_a_program_built_from_these_sources_is_not_built_again(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    binary = llamacpp_program.binary_path("9.9.9")
+    binary.parent.mkdir(parents=True)
+    binary.write_text("")
+    assert not llamacpp_program.is_current("9.9.9")  # built, but from unknown sources
+    llamacpp_program.stamp_path("9.9.9").write_text("0" * 64 + "\n")
+    assert not llamacpp_program.is_current("9.9.9")  # from other sources
+    llamacpp_program.stamp_path("9.9.9").write_text(llamacpp_program.sources_digest() + "\n")
+    assert llamacpp_program.is_current("9.9.9")
+    # Nothing is downloaded or compiled: the step that would be is made to fail.
+    monkeypatch.setattr(llamacpp_build, "_timed", lambda *a, **k: pytest.fail("built again"))
+    assert llamacpp_build.build("9.9.9") == binary
+    assert "is built from these sources" in capsys.readouterr().out
+
+
+def test_a_build_directory_configured_from_another_checkout_is_reconfigured(
+    tmp_path: Path,
+) -> None:
+    assert llamacpp_build._configured_elsewhere(tmp_path) is None  # never configured
+    cache = tmp_path / "CMakeCache.txt"
+    here = llamacpp_program.SOURCE_DIR.resolve()
+    cache.write_text(f"X:STRING=1\nCMAKE_HOME_DIRECTORY:INTERNAL={here}\n")
+    assert llamacpp_build._configured_elsewhere(tmp_path) is None
+    cache.write_text("CMAKE_HOME_DIRECTORY:INTERNAL=/elsewhere/llamacpp\n")
+    assert llamacpp_build._configured_elsewhere(tmp_path) == "/elsewhere/llamacpp"

@@ -17,7 +17,7 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import llamacpp_build
+from . import llamacpp_program
 from .engine_families import VARIANTS, Variant
 
 NODE_DIR = Path(__file__).parent / "node"
@@ -118,15 +118,15 @@ def _node(label: str, about: str, *arguments: str) -> Adapter:
 def _llamacpp(label: str, template: str, options: dict[str, object], about: str) -> Adapter:
     """llama.cpp's common_chat_parse set up from one of its chat templates, as llama-server
     sets it up; the program is built into a cache (conformance/adapters/llamacpp_build.py)."""
-    binary = str(llamacpp_build.binary_path())
+    binary = str(llamacpp_program.binary_path())
     words = [
         binary,
         "--template",
-        str(llamacpp_build.templates_dir() / template),
+        str(llamacpp_program.templates_dir() / template),
         "--name",
         f"llama.cpp common_chat_parse ({template})",
         "--version",
-        llamacpp_build.VERSION,
+        llamacpp_program.VERSION,
         "--options",
         json.dumps(options, separators=(",", ":")),
     ]
@@ -134,7 +134,7 @@ def _llamacpp(label: str, template: str, options: dict[str, object], about: str)
         label,
         "cmd:" + shlex.join(words),
         "llama.cpp (vendored by llama-cpp-python)",
-        llamacpp_build.build_command(),
+        llamacpp_program.build_command(),
         about,
         language="c++",
         binary=binary,

@@ -11,7 +11,9 @@ tests, tools, examples, server, curl or OpenSSL. The result is cached outside th
 keyed by version: `<cache>/llamacpp/<version>/bin/conformance_llamacpp` and the chat templates
 of that llama.cpp in `<cache>/llamacpp/<version>/templates/`, where `<cache>` is
 `$XDG_CACHE_HOME/reasoning-conformance` (conformance/_cache.py), by default
-`~/.cache/reasoning-conformance`. Each step prints its time.
+`~/.cache/reasoning-conformance`. Each step prints its time. A program already built from
+these sources (conformance/adapters/llamacpp_program.py keeps their digest) is not built again
+unless `--force` is given.
 """
 
 from __future__ import annotations
@@ -26,35 +28,17 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from conformance._cache import home
-
-#: The llama-cpp-python release whose vendored llama.cpp is built.
-VERSION = "0.3.36"
-#: The program's sources, in this package.
-SOURCE_DIR = Path(__file__).parent / "llamacpp"
-PROGRAM = "conformance_llamacpp"
-
-
-def cache_root() -> Path:
-    # An installed program rather than a cache entry: CONFORMANCE_CACHE_DIR (which tests and
-    # users point elsewhere, or turn off) does not move it.
-    return home() / "llamacpp"
-
-
-def version_dir(version: str = VERSION) -> Path:
-    return cache_root() / version
-
-
-def binary_path(version: str = VERSION) -> Path:
-    return version_dir(version) / "bin" / PROGRAM
-
-
-def templates_dir(version: str = VERSION) -> Path:
-    return version_dir(version) / "templates"
-
-
-def build_command() -> str:
-    return "python -m conformance.adapters.llamacpp_build"
+from .llamacpp_program import (
+    PROGRAM,
+    SOURCE_DIR,
+    VERSION,
+    binary_path,
+    is_current,
+    sources_digest,
+    stamp_path,
+    templates_dir,
+    version_dir,
+)
 
 
 def _timed(step: str, command: Sequence[str], cwd: Path | None = None) -> float:
@@ -75,9 +59,27 @@ def _safe_members(archive: tarfile.TarFile, into: Path) -> list[tarfile.TarInfo]
     return members
 
 
-def build(version: str = VERSION, jobs: int = 2) -> Path:
+def _configured_elsewhere(build_dir: Path) -> str | None:
+    """The source directory a build directory was configured from, when it is not this
+    package's: CMake refuses to configure it from another one (another checkout, a moved
+    virtual environment)."""
+    cache = build_dir / "CMakeCache.txt"
+    if not cache.is_file():
+        return None
+    for line in cache.read_text(encoding="utf-8", errors="replace").splitlines():
+        if line.startswith("CMAKE_HOME_DIRECTORY:INTERNAL="):
+            configured = line.partition("=")[2]
+            return None if Path(configured) == SOURCE_DIR.resolve() else configured
+    return None
+
+
+def build(version: str = VERSION, jobs: int = 2, force: bool = False) -> Path:
     """Download, configure and build; returns the program's path. Steps already done for this
-    version (a downloaded sdist, a configured build directory) are reused."""
+    version (a downloaded sdist, a configured build directory, compiled objects) are reused,
+    and a program built from these sources is kept as it is."""
+    if not force and is_current(version):
+        print(f"[llamacpp] {binary_path(version)} is built from these sources", flush=True)
+        return binary_path(version)
     work = version_dir(version)
     work.mkdir(parents=True, exist_ok=True)
     timings: dict[str, float] = {}
@@ -96,6 +98,12 @@ def build(version: str = VERSION, jobs: int = 2) -> Path:
             archive.extractall(work, members=_safe_members(archive, work))
         timings["extract"] = time.monotonic() - started
     build_dir = work / "build"
+    elsewhere = _configured_elsewhere(build_dir)
+    if elsewhere is not None:
+        # Only the cache names the source directory; the objects of llama.cpp's tree (the
+        # same path in this cache) are reused by the new configuration.
+        print(f"[llamacpp] the build directory was configured from {elsewhere}; reconfiguring")
+        (build_dir / "CMakeCache.txt").unlink()
     configure = ["cmake", "-S", str(SOURCE_DIR), "-B", str(build_dir), "-DCMAKE_BUILD_TYPE=Release"]
     if shutil.which("ninja"):
         configure += ["-G", "Ninja"]
@@ -107,6 +115,7 @@ def build(version: str = VERSION, jobs: int = 2) -> Path:
     binary.parent.mkdir(parents=True, exist_ok=True)
     shutil.copy2(build_dir / PROGRAM, binary)
     shutil.copytree(tree / "models" / "templates", templates_dir(version), dirs_exist_ok=True)
+    stamp_path(version).write_text(sources_digest() + "\n", encoding="utf-8")
     summary = ", ".join(f"{step} {seconds:.0f} s" for step, seconds in timings.items())
     print(f"[llamacpp] built {binary} ({summary})", flush=True)
     return binary
@@ -116,8 +125,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--version", default=VERSION, help="llama-cpp-python release")
     parser.add_argument("--jobs", type=int, default=2, help="parallel compile jobs")
+    parser.add_argument(
+        "--force", action="store_true", help="build even when built from these sources"
+    )
     options = parser.parse_args(argv)
-    build(options.version, options.jobs)
+    build(options.version, options.jobs, options.force)
     return 0
 
 
