@@ -127,3 +127,23 @@ def test_the_command_reports_a_regression_across_options(tmp_path: Path) -> None
     ran = cli("diff", old, new)
     assert ran.returncode == 1, ran.stderr
     assert "1 regressed, 0 fixed, 0 changed, 0 new, 0 gone" in ran.stdout
+
+
+def test_releases_of_one_implementation_compare_as_one() -> None:
+    """`conformance env` labels each release's environment `lib@<release>`: two releases are
+    one implementation, not one gone and one new."""
+
+    def at(release: str, verdict: Verdict) -> Run:
+        info = ImplementationInfo(f"lib@{release}", "lib", release, "python", DEFAULT, "cmd:x")
+        return Run(
+            "0.1.0",
+            "1.1",
+            "2026-01-01T00:00:00+00:00",
+            [ImplementationRun(info, [result("AAAA", "stream", verdict)])],
+        )
+
+    comparison = compare(at("1.0", Verdict.FAIL), at("1.1", Verdict.PASS))
+    assert [(c.change, c.label) for c in comparison.changes] == [(Change.FIXED, "lib")]
+    assert "only in the" not in render(comparison)
+    # A label whose suffix is not the release it runs stays whole.
+    assert ImplementationInfo("a@b", "a", "1.0", "python", {}, "x").series == "a@b"

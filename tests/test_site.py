@@ -257,3 +257,24 @@ def test_a_run_that_could_not_start_does_not_hide_the_last_that_did(tmp_path: Pa
     assert "later run could not start" in (tmp_path / "site" / "index.html").read_text("utf-8")
     # Not starting any more is a verdict that got worse.
     assert built.regressions == {"lib": 6}
+
+
+def test_the_releases_of_one_environment_are_one_history(tmp_path: Path) -> None:
+    """`conformance env` labels each release's environment `lib@<release>`: the site shows one
+    implementation whose history spans the releases, with the change between them."""
+    from conformance.site import build
+
+    store = tmp_path / "s.sqlite"
+    with Store(store) as opened:
+        for day, version, broken in (("01", "1.0", False), ("02", "1.1", True)):
+            released = run(f"2026-05-{day}T00:00:00+00:00", version, broken)
+            info = released.implementations[1].info
+            released.implementations[1].info = ImplementationInfo(
+                f"lib@{version}", info.name, version, info.language, info.options, info.spec
+            )
+            opened.add(released, version)
+        runs = opened.runs()
+    build.build(runs, build.SiteSettings(tmp_path / "site"))
+    assert sorted(p.name for p in (tmp_path / "site" / "impl").glob("lib*")) == ["lib.html"]
+    page = (tmp_path / "site" / "impl" / "lib.html").read_text("utf-8")
+    assert "Pass share over library versions" in page and "1 regressed, 0 fixed" in page

@@ -191,3 +191,50 @@ def test_bisect_says_when_nothing_changed_or_the_case_is_unknown() -> None:
         main, ["bisect", "--impl", "vercel-ai", "--case", "X", "--good", "0.0.0"]
     )
     assert wrong.exit_code == 2 and "0.0.0 is not a release of ai" in wrong.output
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(shutil.which("npm") is None, reason="npm is not on PATH")
+def test_three_releases_in_a_store_make_one_history_with_the_real_change(tmp_path: Path) -> None:
+    """The results site's history over library versions, from real runs: `ai` 6.0.0, 7.0.122
+    and 7.0.123 judged on FBME (text held back at the end of a stream, docs/versions.md) into
+    one store; the site shows one implementation whose 7.0.123 fixes the stream checks, and
+    `conformance diff` of the last two runs says so."""
+    store = tmp_path / "store.sqlite"
+    for release in ("6.0.0", "7.0.122", "7.0.123"):
+        impl = CliRunner().invoke(main, ["env", "vercel-ai", release]).output.strip()
+        assert impl.startswith(f"vercel-ai@{release}=cmd:"), impl
+        report = tmp_path / release
+        ran = CliRunner().invoke(
+            main,
+            [
+                "run",
+                "--impl",
+                impl,
+                "--id",
+                "FBME",
+                "--store",
+                str(store),
+                "--report-dir",
+                str(report),
+                "--no-growth",
+            ],
+        )
+        assert ran.exit_code == (0 if release == "7.0.123" else 1), ran.output
+    built = CliRunner().invoke(main, ["site", "--store", str(store), "--out", str(tmp_path / "s")])
+    assert built.exit_code == 0, built.output
+    assert [p.name for p in (tmp_path / "s" / "impl").glob("vercel-ai*")] == ["vercel-ai.html"]
+    page = (tmp_path / "s" / "impl" / "vercel-ai.html").read_text("utf-8")
+    assert "Pass share over library versions" in page
+    for release in ("6.0.0", "7.0.122", "7.0.123"):
+        assert f"<td>{release}</td>" in page
+    assert "0 regressed, 3 fixed" in page
+    diff = CliRunner().invoke(
+        main,
+        [
+            "diff",
+            str(tmp_path / "7.0.122" / "results.json"),
+            str(tmp_path / "7.0.123" / "results.json"),
+        ],
+    )
+    assert "0 regressed, 3 fixed" in diff.output and "only in the" not in diff.output

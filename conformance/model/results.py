@@ -147,6 +147,13 @@ class ImplementationInfo:
             value = getattr(self, name)
             object.__setattr__(self, name, clip_with_digest(value, KEEP_METADATA))
 
+    @property
+    def series(self) -> str:
+        """The label without the release it names: `conformance env` labels one release's
+        environment `vercel-ai@6.0.0`, and runs of each release are points of one series,
+        compared with each other by `conformance diff` and on the site's history."""
+        return self.label.removesuffix(f"@{self.version}") if self.version else self.label
+
     def to_json(self) -> dict[str, Any]:
         return {
             "label": self.label,

@@ -2,7 +2,9 @@
 
 Results are matched by (implementation label, case, check), then, among those left over, by
 (implementation label, written case, check), so a run under other options (whose derived
-case IDs differ: `K7QF~start+think_only`) is compared case by case. "ok" is the verdict's own notion
+case IDs differ: `K7QF~start+think_only`) is compared case by case. The label is taken
+without a release it names (`ImplementationInfo.series`): `vercel-ai@6.0.0` and
+`vercel-ai@7.0.123` are one implementation at two releases. "ok" is the verdict's own notion
 (PASS, NON_STRICT, SKIP, XFAIL): going from ok to not ok is a regression whatever the verdicts.
 """
 
@@ -67,7 +69,9 @@ def compare(old: Run, new: Run) -> Comparison:
     after = _index(new)
     # An implementation that could not run at all in the new run has no results: its missing
     # results are regressions, not cases that went away.
-    broken = {run.info.label: run.failure for run in new.implementations if run.failure is not None}
+    broken = {
+        run.info.series: run.failure for run in new.implementations if run.failure is not None
+    }
     pairs = [(before[key], after[key], key) for key in before if key in after]
     gone = _by_written(before, after)
     added = _by_written(after, before)
@@ -118,7 +122,7 @@ def compare(old: Run, new: Run) -> Comparison:
 
 def _index(run: Run) -> dict[Key, CaseResult]:
     return {
-        (implementation.info.label, result.case, result.check): result
+        (implementation.info.series, result.case, result.check): result
         for implementation in run.implementations
         for result in implementation.results
     }
@@ -174,8 +178,8 @@ def render(comparison: Comparison, format_: str = "text") -> str:
             f"{bullet}note: the spec version changed ({old.spec_version} -> {new.spec_version}),"
             " so some changes may be intended"
         )
-    old_labels = [run.info.label for run in old.implementations]
-    new_labels = [run.info.label for run in new.implementations]
+    old_labels = [run.info.series for run in old.implementations]
+    new_labels = [run.info.series for run in new.implementations]
     for labels, where in (
         ([label for label in new_labels if label not in old_labels], "new"),
         ([label for label in old_labels if label not in new_labels], "old"),

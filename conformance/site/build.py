@@ -121,7 +121,7 @@ def build(runs: Sequence[StoredRun], settings: SiteSettings) -> Built:
         for level in ("must", "should"):
             if level not in entry.levels:
                 continue
-            made = badge(f"{entry.info.label} conformance", entry.levels[level], level)
+            made = badge(f"{entry.label} conformance", entry.levels[level], level)
             name = f"badges/{entry.key}" + ("" if level == "must" else f"-{level}")
             write(f"{name}.svg", env.get_template("badge.svg").render(badge=made))
             endpoint = {
@@ -186,7 +186,7 @@ def _corpus(case_dirs: Sequence[Path]) -> dict[str, CaseIdentity]:
 
 def _filters(site: Site) -> dict[str, list[str]]:
     return {
-        "library": sorted({e.info.label for e in site.current}),
+        "library": sorted({e.label for e in site.current}),
         "language": sorted({e.info.language for e in site.current}),
         "profile": sorted({e.profile or "default" for e in site.current}),
         "category": site.categories,
@@ -213,7 +213,7 @@ def _index(site: Site, base: str, generated: str) -> dict[str, Any]:
         "implementations": [
             {
                 "key": e.key,
-                "label": e.info.label,
+                "label": e.label,
                 "name": e.info.name,
                 "version": e.info.version,
                 "language": e.info.language,

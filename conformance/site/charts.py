@@ -91,7 +91,7 @@ def history_chart(
                 continue
             tip = (
                 f"{level.upper()} {share.text} ({share.passed}/{share.judged}) — "
-                f"{entry.info.label} {entry.info.version}, {entry.started[:10]}"
+                f"{entry.label} {entry.info.version}, {entry.started[:10]}"
             )
             made.append(Point(x(i), y(share.percent), label, tip, href))
         if made:
@@ -141,7 +141,7 @@ def category_bars(entry: Entry, categories: Sequence[str], levels: Sequence[str]
         left,
         span / 100,
         tuple(bars),
-        f"Pass share by category of {entry.info.label}",
+        f"Pass share by category of {entry.label}",
     )
 
 

@@ -71,6 +71,10 @@ class Entry:
         return self.implementation.info
 
     @property
+    def label(self) -> str:
+        return self.info.series
+
+    @property
     def profile(self) -> str:
         profile = self.info.options.get("profile")
         return profile if isinstance(profile, str) else ""
@@ -86,7 +90,7 @@ class Entry:
 
 def key_of(implementation: ImplementationRun) -> str:
     profile = implementation.info.options.get("profile")
-    label = implementation.info.label
+    label = implementation.info.series
     return slug(f"{label}--{profile}" if isinstance(profile, str) and profile else label)
 
 
@@ -145,7 +149,7 @@ def build_site(runs: Sequence[StoredRun]) -> Site:
         for entries in history.values()
     ]
     # The reference first, then by label and profile.
-    current.sort(key=lambda e: (e.info.label != "reference", e.info.label, e.profile))
+    current.sort(key=lambda e: (e.label != "reference", e.label, e.profile))
     categories = sorted({c for e in current for c, _ in e.categories})
     levels = [lv for lv in LEVELS if any(lv in e.levels for e in current)]
     return Site(list(runs), dict(history), current, categories, levels)
