@@ -7,15 +7,25 @@ from __future__ import annotations
 
 import socket
 from collections.abc import Iterator
+from types import ModuleType
 
 import pytest
 
-lc = pytest.importorskip("conformance.adapters.langchain")
-messages = pytest.importorskip("langchain_core.messages")
-openai = pytest.importorskip("langchain_openai")
+
+# LangChain takes seconds to import: imported by the tests that use it, which are in the
+# slow tier, rather than when every worker collects this module.
+@pytest.fixture(scope="module")
+def lc() -> ModuleType:
+    return pytest.importorskip("conformance.adapters.langchain")
 
 
-def test_each_chunk_is_answered_before_the_next_is_sent() -> None:
+@pytest.fixture(scope="module")
+def messages() -> ModuleType:
+    return pytest.importorskip("langchain_core.messages")
+
+
+@pytest.mark.slow
+def test_each_chunk_is_answered_before_the_next_is_sent(lc: ModuleType) -> None:
     normalizer = lc.DeepSeek()
     assert normalizer.feed({"content": None, "reasoning": "plan"}) == {
         "assistant": "",
@@ -28,11 +38,13 @@ def test_each_chunk_is_answered_before_the_next_is_sent() -> None:
     assert normalizer.finish() == {"assistant": "", "thinking": ""}
 
 
-def test_a_stream_of_no_chunks_ends_cleanly() -> None:
+@pytest.mark.slow
+def test_a_stream_of_no_chunks_ends_cleanly(lc: ModuleType) -> None:
     assert lc.OllamaReasoning().finish() == {"assistant": "", "thinking": ""}
 
 
-def test_message_chunks_are_read_as_users_read_them() -> None:
+@pytest.mark.slow
+def test_message_chunks_are_read_as_users_read_them(lc: ModuleType, messages: ModuleType) -> None:
     blocks = messages.AIMessageChunk(
         content=[
             {"type": "reasoning", "reasoning": "r1"},
@@ -45,7 +57,8 @@ def test_message_chunks_are_read_as_users_read_them() -> None:
     assert lc.message_delta(kwargs) == {"assistant": "a", "thinking": "r"}
 
 
-def test_a_client_error_is_raised_with_the_model_named() -> None:
+@pytest.mark.slow
+def test_a_client_error_is_raised_with_the_model_named(lc: ModuleType) -> None:
     normalizer = lc.OpenAI()
     channel = normalizer._start()
     lc.server().close(channel)  # the server now answers 404 for this stream's model
@@ -63,9 +76,11 @@ def silent_port() -> Iterator[int]:
     listener.close()
 
 
+@pytest.mark.slow
 def test_a_client_that_yields_nothing_times_out_clearly(
-    silent_port: int, monkeypatch: pytest.MonkeyPatch
+    lc: ModuleType, silent_port: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    openai = pytest.importorskip("langchain_openai")
     model = openai.ChatOpenAI(
         model="m", base_url=f"http://127.0.0.1:{silent_port}/v1", api_key="-", max_retries=0
     )

@@ -20,12 +20,13 @@ import itertools
 import json
 import queue
 import socket
-import sys
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
+
+from conformance._local_http import LocalHTTPServer, stderr_line
 
 from ..interface import Chunk
 
@@ -157,7 +158,7 @@ class LiveServer:
 
     def __init__(self, *, idle: float = IDLE, log: Callable[[str], None] | None = None) -> None:
         self.idle = idle
-        self.log = log or _stderr
+        self.log = log or stderr_line
         self._channels: dict[str, Channel] = {}
         self._names = itertools.count(1)
         self._lock = threading.Lock()
@@ -190,24 +191,8 @@ class LiveServer:
         self._thread.join(timeout=5)
 
 
-def _stderr(line: str) -> None:
-    print(line, file=sys.stderr, flush=True)
-
-
-#: What a client's going away looks like to the server.
-GONE = (BrokenPipeError, ConnectionResetError, ConnectionAbortedError, TimeoutError)
-
-
-class _Server(ThreadingHTTPServer):
-    daemon_threads = True
-    log: Callable[[str], None] = staticmethod(_stderr)
-
-    def handle_error(self, request: Any, client_address: Any) -> None:
-        # A client closing a kept-alive connection is how HTTP clients end; anything else is
-        # one line, never a traceback.
-        error = sys.exc_info()[1]
-        if not isinstance(error, GONE):
-            self.log(f"live server: connection failed: {type(error).__name__}: {error}")
+class _Server(LocalHTTPServer):
+    name = "live server"
 
 
 def _handler(server: LiveServer) -> type[BaseHTTPRequestHandler]:

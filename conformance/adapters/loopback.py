@@ -22,10 +22,12 @@ import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from functools import cache
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 
 import httpx
+
+from conformance._local_http import LocalHTTPServer
 
 #: How long a request waits for its next piece, and `send` for the client to read it.
 WAIT = 60.0
@@ -195,8 +197,8 @@ class _Handler(BaseHTTPRequestHandler):
     do_GET = _answer
 
 
-class _Server(ThreadingHTTPServer):
-    daemon_threads = True
+class _Server(LocalHTTPServer):
+    name = "loopback server"
     loopback: Loopback
 
 

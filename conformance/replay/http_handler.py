@@ -11,6 +11,7 @@ from http.server import BaseHTTPRequestHandler
 from typing import Any, Protocol
 from urllib.parse import urlsplit
 
+from conformance._local_http import GONE, peer
 from conformance.cassettes._model import Interaction
 from conformance.errors import UsageError
 from conformance.replay.catalog import Served
@@ -23,8 +24,6 @@ _HOP_BY_HOP = {
     "connection",
     "keep-alive",
 }
-#: What a client's going away looks like when the server writes to it.
-GONE = (BrokenPipeError, ConnectionResetError, ConnectionAbortedError, TimeoutError)
 
 
 class BadRequest(UsageError):
@@ -44,13 +43,6 @@ class TooLarge(BadRequest):
 #: The largest request body the server reads. A recorded request, or the channels a client
 #: posts for a verdict, are far smaller; a declared length is never allocated beyond it.
 MAX_BODY = 32 << 20
-
-
-def peer(address: Any) -> str:
-    """A client's address as `host:port`, for log lines."""
-    if isinstance(address, tuple) and len(address) >= 2:
-        return f"{address[0]}:{address[1]}"
-    return str(address)
 
 
 class Backend(Protocol):

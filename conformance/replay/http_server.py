@@ -13,20 +13,19 @@ Clients in any language are checked by posting what they showed to `/_verdict/<C
 from __future__ import annotations
 
 import math
-import sys
 import threading
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
-from http.server import ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
+from conformance._local_http import LocalHTTPServer
 from conformance.cassettes._model import Interaction
 from conformance.model.cases import CaseIdentity
 from conformance.model.judge import compare
 from conformance.model.options import Options, OptionsError
 from conformance.replay.catalog import Served, load_served
-from conformance.replay.http_handler import GONE, handler_class, peer
+from conformance.replay.http_handler import handler_class
 from conformance.replay.splits import SPLITS, cut_points, pieces
 
 #: Connections waiting to be accepted: hundreds of clients may connect at once, and with
@@ -39,23 +38,10 @@ BACKLOG = 1024
 MAX_DELAY = 60.0
 
 
-def _stderr(line: str) -> None:
-    print(line, file=sys.stderr, flush=True)
-
-
-class _HTTPServer(ThreadingHTTPServer):
+class _HTTPServer(LocalHTTPServer):
     request_queue_size = BACKLOG
-    daemon_threads = True
-    log: Callable[[str], None] = staticmethod(_stderr)
-
-    def handle_error(self, request: Any, client_address: Any) -> None:
-        # One line per failed connection, never a traceback: a client may do anything.
-        error = sys.exc_info()[1]
-        who = peer(client_address)
-        if isinstance(error, GONE):
-            self.log(f"serve: {who}: client went away ({type(error).__name__})")
-        else:
-            self.log(f"serve: {who}: connection failed: {type(error).__name__}: {error}")
+    name = "serve"
+    log_gone = True
 
 
 def check_settings(port: int, delay: float) -> None:
