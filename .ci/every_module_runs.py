@@ -3,8 +3,10 @@
 Reads the JSON report of `coverage run -m pytest -n 2` (`coverage json`). A module counts as
 run when the body of one of its functions ran, not just its definitions (a module without
 functions, or only stubs such as a Protocol's: when any of its statements ran). The slow
-tier adds depth, never a module: a module only the slow tier reaches is a module the
-everyday `python -m pytest -n 2` leaves untested.
+tier adds depth, and one kind of module: the adapters whose libraries take seconds to import
+(tests/tiers.py lists them), which the slow tier judges over the whole corpus. Any other
+module only the slow tier reaches is a module the everyday `python -m pytest -n 2` leaves
+untested.
 
     python .ci/every_module_runs.py coverage.json
 """
@@ -12,12 +14,21 @@ everyday `python -m pytest -n 2` leaves untested.
 from __future__ import annotations
 
 import json
+import runpy
 import sys
 from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+#: The adapters the slow tier runs (tests/tiers.py, read by path: it imports nothing).
+SLOW_TO_IMPORT = runpy.run_path(str(ROOT / "tests" / "tiers.py"))["SLOW_TO_IMPORT"]
 
 #: Modules the default tier cannot run here, and why.
 EXEMPT = {
     "conformance/fuzz/atheris_entry.py": "runs under libFuzzer (slow tier: test_fuzz_campaigns)",
+    **{
+        module.replace(".", "/") + ".py": "its library takes seconds to import (tests/tiers.py)"
+        for module in SLOW_TO_IMPORT
+    },
 }
 
 

@@ -30,6 +30,7 @@ from conformance.transport.impls import connect
 from conformance.transport.spec import parse_impl
 
 from .helpers import bundled_corpus
+from .tiers import slow_to_import
 
 # The libraries warn about their own internals on import (pydantic schemas, torch); not ours.
 pytestmark = pytest.mark.filterwarnings("ignore::UserWarning", "ignore::DeprecationWarning")
@@ -233,7 +234,13 @@ def available(candidate: Adapter) -> Adapter:
     return candidate
 
 
-@pytest.fixture(scope="module", params=[a.label for a in ADAPTERS])
+@pytest.fixture(
+    scope="module",
+    params=[
+        pytest.param(a.label, marks=[pytest.mark.slow] if slow_to_import(a.spec) else [])
+        for a in ADAPTERS
+    ],
+)
 def live(request: pytest.FixtureRequest) -> Iterator[tuple[Adapter, Connection]]:
     """One connection per adapter for the module: every request starts from fresh state."""
     candidate = available(adapter(request.param))

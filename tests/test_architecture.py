@@ -107,6 +107,7 @@ def test_private_modules_follow_one_convention() -> None:
     assert sorted(wrong) == UNCONVENTIONAL
 
 
+@pytest.mark.slow
 def test_layers_are_kept() -> None:
     """`lint-imports` checks pyproject.toml's layers contract; a broken one names the import."""
     lint = shutil.which("lint-imports", path=str(Path(sys.executable).parent))

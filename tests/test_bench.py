@@ -69,6 +69,7 @@ def test_the_reference_in_process() -> None:
     assert (result.holdback.max, result.holdback.mean, result.holdback.agrees) == (0, 0.0, True)
 
 
+@pytest.mark.slow
 def test_the_reference_through_cmd() -> None:
     result = measure(REFERENCE_CMD)
     print(render_bench([result], TINY))

@@ -63,6 +63,7 @@ def grammars_and_texts(draw):
     return grammar, text
 
 
+@pytest.mark.slow
 @examples(150, 600)
 def test_the_same_scan_as_the_regex(max_examples):
     @settings(max_examples=max_examples)
@@ -141,6 +142,7 @@ def test_bad_arguments_are_refused(args, error, message):
         C_SCAN.scan(*args)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("pure", "scan"), [("", "delimiter scan: C"), ("1", "delimiter scan: regular expressions")]
 )
@@ -159,6 +161,7 @@ def _rss() -> int:
         return int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not os.path.exists("/proc/self/statm"), reason="reads /proc/self/statm")
 def test_scanning_leaks_neither_memory_nor_references():
     needles, _, anchor = Options(delimiters="extended").grammar.c_scan.args
@@ -192,6 +195,7 @@ def test_scanning_leaks_neither_memory_nor_references():
     assert [sys.getrefcount(o) for o in (needles, anchor, *tags, *texts, many)] == before
 
 
+@pytest.mark.slow
 @examples(100, 300)
 def test_the_portable_loop_scans_as_the_vectors_do(max_examples, tmp_path, monkeypatch):
     """What compilers without GCC's vector extensions (MSVC) build, built here with GCC."""

@@ -116,6 +116,7 @@ def test_cassette_cases_load_the_decoded_chunks():
     assert "<think>" in (escaped.content or "")
 
 
+@pytest.mark.slow
 def test_the_reference_passes_every_cassette_case_in_every_check():
     result = run_implementation(connect(parse_impl("reference")), CASSETTE_CASES)
     verdicts = {r.verdict for r in result.results}
@@ -123,6 +124,7 @@ def test_the_reference_passes_every_cassette_case_in_every_check():
     assert len(result.results) == 4 * len(CASSETTE_CASES)
 
 
+@pytest.mark.slow
 def test_a_broken_normalizer_fails_cassette_cases():
     result = run_implementation(
         connect(parse_impl("python:tests.fakes.broken_impls:NoCarry")), CASSETTE_CASES
@@ -139,6 +141,7 @@ def test_no_bundled_cassette_holds_anything_like_a_credential():
         assert "authorization:" not in text and "x-api-key:" not in text, path
 
 
+@pytest.mark.slow
 def test_a_case_with_a_cassette_loads_and_is_checked(tmp_path: Path):
     directory = corpus_dir(tmp_path, CASE.format(cassette="p/split.yaml"))
     stream(tmp_path, "p/split.yaml", "<th", "ink>y</think>", "x")
@@ -194,6 +197,7 @@ def test_a_pending_case_is_skipped_with_the_reason(tmp_path: Path):
     assert PENDING_REVIEW.split(":")[0] in report
 
 
+@pytest.mark.slow
 def test_a_capture_anywhere_is_approved_into_a_cases_directory_of_ones_own(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

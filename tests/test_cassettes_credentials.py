@@ -210,6 +210,7 @@ def corpus_with(tmp_path: Path, body: bool) -> list[str]:
     return names
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("form_body", [False, True], ids=["json-body", "form-body"])
 def test_check_refuses_every_placement_in_every_form_and_extension(form_body: bool, tmp_path):
     names = corpus_with(tmp_path, form_body)
@@ -238,6 +239,7 @@ def test_approve_refuses_every_placement_in_every_form(form: str, name: str, tex
     assert not (tmp_path / "cases" / "pending").exists()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("form", "name", "text"), ALL, ids=IDS)
 def test_import_never_copies_a_credential(form: str, name: str, text: str, tmp_path):
     small_corpus(tmp_path, "SPLIT.open")

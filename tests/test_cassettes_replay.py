@@ -123,6 +123,7 @@ def recorded(name: str) -> bytes:
     return load_cassette(bundled_cassettes_dir() / f"{name}.yaml").interactions[0].body
 
 
+@pytest.mark.slow
 def test_frames_split_after_each_event_and_keep_the_body(tmp_path: Path):
     with ReplayServer(bundled_cassettes_dir(), split="frames") as server:
         pieces = raw_chunks(
@@ -251,6 +252,7 @@ def test_python_clients_that_make_their_own_requests_are_checked_through_vcrpy()
     assert {case for case, (v, _) in anthropic.items() if v == Verdict.PASS} == streams
 
 
+@pytest.mark.slow
 def test_a_wrong_client_fails_and_a_misbehaving_one_is_an_error():
     doubled = replay(doubling_client)
     assert doubled["8L8J"][0] == Verdict.FAIL and "thinking differs" in doubled["8L8J"][1]
@@ -383,6 +385,7 @@ def status_column(stdout: str) -> str:
     return stdout.splitlines()[2].split()[-1]
 
 
+@pytest.mark.slow
 def test_the_replay_commands_status_column_agrees_with_its_exit_status(tmp_path: Path):
     only = ["--cases", str(bundled_cases_dir() / "cassettes.yaml"), "--report-dir", str(tmp_path)]
     spec = "python:tests.fakes.http_clients:"

@@ -338,6 +338,7 @@ def test_expectation_files_name_the_contract_checks(leak: Path, tmp_path: Path) 
     assert by_check[("LK22", "leak-whole-stream")] == Verdict.FAIL
 
 
+@pytest.mark.slow
 def test_fuzzing_finds_stores_and_replays_the_contract_failure(leak: Path) -> None:
     connection = connect(parse_impl("python:tests.test_contract_capabilities:Verbatim"))
     target = Target(connection, Options.from_mapping({"delimiters": "bracket"}))

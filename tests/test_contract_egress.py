@@ -399,6 +399,7 @@ def test_egress_invariants_hold_and_history_is_unchanged(max_examples):
     holds()
 
 
+@pytest.mark.slow
 @settings(max_examples=100, deadline=None)
 @given(histories, st.dictionaries(st.text(max_size=3), st.none() | st.integers(), min_size=1))
 def test_invalid_settings_are_rejected_and_history_unchanged(history, bad):
@@ -408,6 +409,7 @@ def test_invalid_settings_are_rejected_and_history_unchanged(history, bad):
     assert history == stored
 
 
+@pytest.mark.slow
 @settings(max_examples=100, deadline=None)
 @given(histories, valid_settings())
 def test_judge_accepts_the_reference_and_flags_an_empty_reasoning_content(

@@ -34,6 +34,7 @@ def test_both_contracts_have_cases():
     assert Counter(case.contract for case in CONTRACT_CASES).keys() == {"render", "egress"}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("spec", ["reference", REFERENCE_CMD])
 @pytest.mark.parametrize("contract", ["render", "egress"])
 def test_the_reference_passes_in_process_and_through_cmd(spec, contract):

@@ -50,6 +50,7 @@ def test_the_first_reply_to_an_operation_decides_whether_it_is_implemented() -> 
     assert isinstance(answered, Error) and CONTRADICTED in answered.reason
 
 
+@pytest.mark.slow
 def test_a_decliner_of_what_it_gets_wrong_fails_the_run(tmp_path: Path) -> None:
     """Was: PASS and SKIP only, a check mark, exit 0."""
     ran = cli("run", "--impl", decliner("declines-wrong"), *SPLIT, "--report-dir", tmp_path)
@@ -88,6 +89,7 @@ def test_declining_some_and_failing_others_shows_both(tmp_path: Path) -> None:
     assert declined and all("thinking" in json.dumps(r["chunks"]) for r in declined)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "spec",
     [
@@ -127,6 +129,7 @@ def test_a_python_implementation_that_drops_an_op_after_answering_it_is_an_error
     assert not any(r["reason"].startswith("unsupported") for r in found if "reason" in r)
 
 
+@pytest.mark.slow
 def test_the_minimum_share_is_a_flag(tmp_path: Path) -> None:
     """The same decliner is accepted when the run asks for no judging at all."""
     args = ("run", "--impl", decliner("declines-some"), *SPLIT, "--report-dir", tmp_path)
@@ -251,6 +254,7 @@ def plugin(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch):
     return go
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "mode",
     # The plugin judges as `conformance run` does, which tests each decliner in the default
@@ -269,6 +273,7 @@ def test_the_plugin_fails_a_decliner(plugin, mode: str) -> None:
     assert result.parseoutcomes()["failed"] > 0
 
 
+@pytest.mark.slow
 def test_the_plugin_fails_a_session_that_judged_nothing(plugin, tmp_path: Path) -> None:
     """Was: all skipped, exit status 0."""
     fake = f"cmd:{sys.executable} {ROOT / 'tests' / 'fakes' / 'fake_impl.py'} unsupported"

@@ -114,6 +114,7 @@ def test_cases_whose_meaning_would_change_keep_their_skip_with_the_reason(conten
     assert reason in kept.expectation(options)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("profile", TIERED_PROFILES)
 def test_the_reference_is_judged_on_nine_checks_in_ten_and_passes(profile):
     result = run_implementation(connect(parse_impl("reference", profile)), CASES)

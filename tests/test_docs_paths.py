@@ -255,6 +255,7 @@ def dead_references() -> list[str]:
     return dead
 
 
+@pytest.mark.slow
 def test_every_path_named_in_prose_exists() -> None:
     dead = dead_references()
     assert not dead, (

@@ -49,6 +49,8 @@ def _sglang_variants() -> list[Variant]:
     return [v for v in VARIANTS if v.engine == "SGLang"]
 
 
+# Each imports its engine (vLLM: seconds, torch and all): tests/tiers.py.
+@pytest.mark.slow
 @pytest.mark.parametrize("variant", _vllm_variants(), ids=lambda v: v.label)
 def test_a_vllm_variant_drives_the_parser_its_family_names(variant: Variant) -> None:
     if importlib.util.find_spec("vllm") is None:
@@ -61,6 +63,7 @@ def test_a_vllm_variant_drives_the_parser_its_family_names(variant: Variant) -> 
     assert named.file == f"vllm/reasoning/{module}.py"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("variant", _sglang_variants(), ids=lambda v: v.label)
 def test_an_sglang_variant_drives_the_detector_its_family_names(variant: Variant) -> None:
     if importlib.util.find_spec("sglang") is None:

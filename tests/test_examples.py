@@ -61,7 +61,8 @@ def node_server() -> Path:
     return EXAMPLES / "node" / "server.js"
 
 
-@pytest.fixture(params=["rust", "node"])
+# Building the Rust example from a clean copy takes seconds: its runs are in the slow tier.
+@pytest.fixture(params=[pytest.param("rust", marks=pytest.mark.slow), "node"])
 def example(request: pytest.FixtureRequest) -> tuple[str, str]:
     """(label, spec) of each example, built."""
     if request.param == "rust":
@@ -82,12 +83,14 @@ def test_the_example_passes_the_whole_corpus(example: tuple[str, str], tmp_path:
     assert impl["summary"]["PASS"] > 2000
 
 
+@pytest.mark.slow
 def test_the_example_speaks_the_protocol(example: tuple[str, str]) -> None:
     done = cli("smoke", "--impl", example[1], "--validate-protocol")
     assert done.returncode == 0, done.stdout + done.stderr
     assert done.stdout.splitlines()[-1].endswith("speaks the protocol (7 smoke requests answered)")
 
 
+@pytest.mark.slow
 def test_the_example_follows_the_default_profile(example: tuple[str, str]) -> None:
     connection = connect(parse_impl(example[1]))
     try:
@@ -131,6 +134,7 @@ def test_a_lone_surrogate_is_an_error_in_rust_and_text_in_node(example: tuple[st
         ]
 
 
+@pytest.mark.slow
 def test_the_rust_example_unit_tests(rust_crate: Path) -> None:
     done = subprocess.run(
         [tool("cargo"), "test", "--release", "--quiet"],
@@ -144,6 +148,7 @@ def test_the_rust_example_unit_tests(rust_crate: Path) -> None:
     assert "test result: ok" in done.stdout
 
 
+@pytest.mark.slow
 def test_the_node_example_unit_tests() -> None:
     done = subprocess.run(
         [tool("node"), "--test"],

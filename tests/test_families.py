@@ -223,6 +223,7 @@ def test_the_commands_refuse_an_unknown_profile(command: str) -> None:
 QUICK_FAMILIES = ("qwen3",)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "family",
     [

@@ -136,6 +136,7 @@ def run(cases: Path, impl: str, family: str, reports: Path, *, process: bool = F
     return ran, results
 
 
+@pytest.mark.slow
 def test_the_family_cases_hold_for_the_reference(cases: Path, tmp_path: Path) -> None:
     """The cases the fakes fail are right: `conformance check` proves them, and the reference
     passes them under each family named in a variant's `when`."""
@@ -146,6 +147,7 @@ def test_the_family_cases_hold_for_the_reference(cases: Path, tmp_path: Path) ->
         assert ran.returncode == 0 and results["summary"]["PASS"], ran.stdout + ran.stderr
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("fake", BUGS)
 def test_each_family_bug_fails_its_run_and_is_named(cases: Path, tmp_path: Path, fake: str) -> None:
     family, failing = BUGS[fake]
@@ -159,6 +161,7 @@ def test_each_family_bug_fails_its_run_and_is_named(cases: Path, tmp_path: Path,
     assert all(slug in report for slug in failing.values())
 
 
+@pytest.mark.slow
 def test_a_family_bug_fails_its_run_as_a_protocol_program(cases: Path, tmp_path: Path) -> None:
     """The fake as users run theirs in another language: a program declaring its profile."""
     impl = f"cmd:python {Path(*FAKES.split('.'))}.py ToolCallThought"
@@ -193,6 +196,7 @@ def fuzz(tmp_path: Path, impl: str, *args: str, process: bool = False) -> list[d
     return results
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "fake",
     [
@@ -215,6 +219,7 @@ def test_fuzzing_finds_each_family_bug_in_the_default_budget(tmp_path: Path, fak
     fuzz(tmp_path, f"python:{FAKES}:{fake}", "--seed", "2", process=True)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "family",
     [

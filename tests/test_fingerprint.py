@@ -37,6 +37,7 @@ def probe(spec: str, options: dict | None = None) -> Fingerprint:
         connection.close()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("options", PROFILES, ids=lambda o: json.dumps(Options(**o).differences()))
 def test_the_reference_is_recovered_under_every_profile(options: dict) -> None:
     result = probe("reference", options)

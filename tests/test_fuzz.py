@@ -69,6 +69,7 @@ def cuts_inside_delimiters(chunks, options):
     return [content[b:e] for b, e, _ in occurrences if any(b < cut < e for cut in bounds)]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("options", [GPT_OSS, QWEN3], ids=["gpt_oss", "qwen3"])
 @settings(max_examples=40)
 @given(data=st.data())
@@ -93,6 +94,7 @@ def content_of(chunks):
     return "".join(chunk["content"] or "" for chunk in chunks)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("options", "what"),
     [
@@ -148,6 +150,7 @@ def test_fuzzing_the_reference_finds_nothing(tmp_path: Path):
     assert not (tmp_path / "found").exists()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("target", CORPUS_TARGETS)
 def test_the_corpus_does_not_catch_the_fuzz_targets(target):
     cases = bundled_corpus().cases

@@ -83,6 +83,7 @@ def assert_both_bugs(found: dict[str, list[dict[str, Any]]]) -> None:
     assert min(characters(chunks) for chunks in split) <= SMALL, found
 
 
+@pytest.mark.slow
 def test_two_bugs_in_one_property_are_both_reported_and_small(tmp_path: Path) -> None:
     """Was: one counterexample per property, the stray close never reported."""
     results = fuzz(tmp_path, TWO_BUGS, "--property", "differential", *QUICK)
@@ -214,6 +215,7 @@ SHRINK_GOALS = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "goal", ["close", *(pytest.param(g, marks=pytest.mark.slow) for g in list(SHRINK_GOALS)[1:])]
 )
@@ -247,6 +249,7 @@ def _record_endings(chunks: list[dict[str, Any]]) -> None:
     TRAILING_SEEN.append(bool(content) and grammar.hold(content) < len(content))
 
 
+@pytest.mark.slow
 def test_streams_often_end_in_the_middle_of_a_delimiter() -> None:
     TRAILING_SEEN.clear()
     _record_endings()

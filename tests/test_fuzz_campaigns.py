@@ -102,6 +102,7 @@ def test_the_properties_run_as_plain_hypothesis_tests(tmp_path: Path) -> None:
     assert sum(len(c["content"] or "") + len(c["reasoning"] or "") for c in chunks) <= 60
 
 
+@pytest.mark.slow
 def test_pytest_and_hypofuzz_collect_one_test_per_property(tmp_path: Path) -> None:
     env = {**os.environ, "CONFORMANCE_IMPL": "reference", "PYTHONPATH": str(ROOT)}
     done = subprocess.run(

@@ -80,6 +80,7 @@ def test_an_implementation_that_keeps_everything_but_works_per_chunk_is_linear()
     assert exponent(result) < LIMIT
 
 
+@pytest.mark.slow
 def test_an_implementation_that_rescans_the_stream_is_superlinear_with_its_exponent() -> None:
     result = measured(QUADRATIC)
     assert result.verdict is Verdict.NON_STRICT, result.reason

@@ -117,6 +117,7 @@ def _per_chunk(factory: type, chunks: list[str | tuple[str, str]]) -> list[tuple
     return [(d["assistant"], d["thinking"]) for d in deltas]
 
 
+@pytest.mark.slow
 def test_litellm_output_is_reported_for_the_chunk_that_caused_it() -> None:
     litellm_http = pytest.importorskip("conformance.adapters.litellm_http")
     chunks = ["<think>ab", "c</think>Fin", "al"]
@@ -145,6 +146,7 @@ def test_litellm_output_is_reported_for_the_chunk_that_caused_it() -> None:
         ['{"a": 1', "}"],
     ],
 )
+@pytest.mark.slow
 def test_the_generate_adapter_streams_as_litellm_completion_does(chunks: list[str]) -> None:
     """litellm-ollama-generate runs /api/generate's stream parser in process (a request per
     stream would be too slow for the corpus): chunk by chunk, it shows what
@@ -155,6 +157,7 @@ def test_the_generate_adapter_streams_as_litellm_completion_does(chunks: list[st
     assert _per_chunk(OllamaGenerate, chunks) == _per_chunk(litellm_http.OllamaGenerate, chunks)
 
 
+@pytest.mark.slow
 def test_the_responses_bridge_keeps_the_chat_completions_channels() -> None:
     """litellm.responses bridged to chat completions: content becomes output_text deltas and
     reasoning_content reasoning summary deltas, chunk by chunk; whole, message and reasoning

@@ -195,6 +195,7 @@ def no_flush_registry(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return tmp_path
 
 
+@pytest.mark.slow
 def test_matrix_is_green_until_the_implementation_changes(
     no_flush_registry: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -281,6 +282,7 @@ def test_matrix_rejects_an_unknown_adapter() -> None:
     assert "no such adapter" in outcome.output and "vercel-ai" in outcome.output
 
 
+@pytest.mark.slow
 def test_every_adapter_has_a_valid_expectation_file_and_rules() -> None:
     rules = matrix_module.load_divergences()
     for candidate in ADAPTERS:

@@ -113,6 +113,7 @@ def without_clocks(value: Any) -> Any:
     return value
 
 
+@pytest.mark.slow
 def test_stored_objects_come_back_equal(registry: None, tmp_path: Path) -> None:
     first = run_matrix(settings(tmp_path, bench=TINY_BENCH), echo=quiet)
     entry = first.entries[1]
@@ -121,6 +122,7 @@ def test_stored_objects_come_back_equal(registry: None, tmp_path: Path) -> None:
     assert entry.bench is not None and entry.growth is not None
 
 
+@pytest.mark.slow
 def test_a_second_run_is_served_from_the_cache_with_the_same_reports(
     registry: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -140,6 +142,7 @@ def test_a_second_run_is_served_from_the_cache_with_the_same_reports(
     assert "skipped missing: " in "\n".join(lines)
 
 
+@pytest.mark.slow
 def test_expectation_files_apply_to_cached_results(registry: None, tmp_path: Path) -> None:
     lock = settings(tmp_path, update_expectations=True, expectations_out=tmp_path / "expectations")
     monkeypatch_rules = tmp_path / "divergences.yaml"
@@ -248,6 +251,7 @@ def test_ci_jobs_results_merge_into_the_matrix_of_one_run(registry: None, tmp_pa
         run_matrix(settings(tmp_path, merge=shards, bench=TINY_BENCH), echo=quiet)
 
 
+@pytest.mark.slow
 def test_measurements_are_added_to_a_cached_entry(registry: None, tmp_path: Path) -> None:
     only = settings(tmp_path, only=["no-flush"])
     run_matrix(only, echo=quiet)

@@ -54,6 +54,7 @@ def test_the_reference_passes_as_parametrized_tests(run):
     assert "failed" not in outcomes
 
 
+@pytest.mark.slow
 def test_a_broken_implementation_fails_with_a_readable_diff(run_here):
     result = run_here(
         "--conformance-impl",
@@ -81,6 +82,7 @@ def test_a_broken_implementation_fails_with_a_readable_diff(run_here):
     assert '{"content"' not in result.stdout.str()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "workers",
     # Under xdist the failures come to the controller from the workers: the slow tier's, with
@@ -247,6 +249,7 @@ def test_an_implementation_that_cannot_start_is_one_usage_error(run, run_here, w
     assert "passed" not in result.stdout.str() and "failed" not in result.stdout.str()
 
 
+@pytest.mark.slow
 def test_counters_and_collect_only_agree(run_here):
     selected = run_here("--conformance-impl", "reference", "-m", "conformance_orphan_close")
     assert selected.ret == 0

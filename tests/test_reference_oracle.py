@@ -156,6 +156,7 @@ def _oracle_whole(text, options):
     }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("options", PROFILES, ids=IDS)
 def test_same_deltas_on_the_realistic_document(scan, options):
     """In chunks of each size (one test for them all: the sizes share the profile's grammar)."""

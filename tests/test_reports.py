@@ -510,6 +510,7 @@ def test_html_pruned_view_hides_agreeing_rows_in_a_browser(
     assert "6 of 8 cases shown" in page
 
 
+@pytest.mark.slow
 def test_html_opens_on_the_problems_in_a_browser(written: dict[str, Path], tmp_path: Path) -> None:
     dom = _Dom()
     page = _dump_dom(written["report.html"], tmp_path / "profile")

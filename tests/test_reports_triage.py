@@ -40,6 +40,19 @@ def broken_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Run, Path]:
     return load_results(results), results.parent
 
 
+@pytest.fixture(scope="module")
+def broken_part(tmp_path_factory: pytest.TempPathFactory) -> tuple[Run, Path]:
+    """The same normalizer on two taxonomy families (a second, against minutes for the
+    corpus): 47 bug signatures, more than the terminal and the annotations show."""
+    reports = tmp_path_factory.mktemp("part")
+    impl = "python:tests.fakes.broken_impls:PerChunkRegex"
+    selection = ("--taxonomy", "SPLIT", "--taxonomy", "BLOCK")
+    done = cli("run", "--impl", impl, *selection, "--no-growth", "--report-dir", reports)
+    assert done.returncode == 1, done.stderr[-2000:]
+    results = next(reports.rglob("results.json"))
+    return load_results(results), results.parent
+
+
 def _size(result: CaseResult) -> tuple[int, int]:
     chunks = result.chunks or []
     return sum(len(c.get("content") or "") + len(c.get("reasoning") or "") for c in chunks), len(
@@ -47,6 +60,7 @@ def _size(result: CaseResult) -> tuple[int, int]:
     )
 
 
+@pytest.mark.slow
 def test_report_md_of_a_badly_broken_normalizer_leads_with_its_smallest_failure(
     broken_run: tuple[Run, Path],
 ) -> None:
@@ -81,6 +95,7 @@ def test_report_md_of_a_badly_broken_normalizer_leads_with_its_smallest_failure(
     assert text.count("Rerun this case and check:") >= len(headings)
 
 
+@pytest.mark.slow
 def test_report_md_stays_under_the_comment_limit_and_says_what_it_left_out(
     broken_run: tuple[Run, Path],
 ) -> None:
@@ -95,8 +110,8 @@ def test_report_md_stays_under_the_comment_limit_and_says_what_it_left_out(
     assert len(re.findall(rf"^\| 1 +\| `{first.bug.name}` ", text, re.M)) == 12
 
 
-def test_the_terminal_prints_the_top_of_the_list(broken_run: tuple[Run, Path]) -> None:
-    run, _ = broken_run
+def test_the_terminal_prints_the_top_of_the_list(broken_part: tuple[Run, Path]) -> None:
+    run, _ = broken_part
     top = render_top(run, report="reports/report.md")
     groups = triage(run.implementations[0])
     lines = top.splitlines()
@@ -114,8 +129,8 @@ def test_the_terminal_prints_the_top_of_the_list(broken_run: tuple[Run, Path]) -
     assert lines[-1] == "every failure in full: reports/report.md"
 
 
-def test_the_terminal_prints_nothing_for_a_clean_run(broken_run: tuple[Run, Path]) -> None:
-    run, _ = broken_run
+def test_the_terminal_prints_nothing_for_a_clean_run(broken_part: tuple[Run, Path]) -> None:
+    run, _ = broken_part
     clean = replace(run.implementations[0], results=[])
     assert render_top(replace(run, implementations=[clean])) == ""
 
@@ -133,15 +148,16 @@ def test_conservation_names_a_leaked_delimiter_instead_of_inventing_characters()
 
 
 def test_github_annotations_name_each_bug_signature_in_the_terminal_order(
-    broken_run: tuple[Run, Path],
+    broken_part: tuple[Run, Path],
 ) -> None:
     """What the GitHub Action prints: one `::error` per bug signature, escaped, at most ten,
     the same order as the terminal's list; the module's own command reads results.json."""
     # `from conformance.reports import annotations` would be the package's __future__ import.
     import conformance.reports.annotations as annotations
 
-    run, directory = broken_run
+    run, directory = broken_part
     groups = triage(run.implementations[0])
+    assert len(groups) > annotations.MAX_ANNOTATIONS
     lines = annotations.render(run).splitlines()
     assert 0 < len(lines) <= annotations.MAX_ANNOTATIONS
     assert all(line.startswith("::error title=") for line in lines)

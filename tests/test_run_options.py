@@ -60,6 +60,7 @@ class Recorded(Handler):
         self.progress_events.append(event)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("options", "categories"),
     [
@@ -101,6 +102,7 @@ def test_progress_never_passes_its_total_under_a_profile_with_derived_cases(
     assert last.session_done == last.session_total == 2 * last.total
 
 
+@pytest.mark.slow
 def test_the_count_is_what_the_runner_runs_under_each_profile() -> None:
     cases = [case for case in bundled_corpus().cases if case.category == "seed-clark-filter"]
     checks = ("whole", "stream", "chars", "splits")
@@ -144,6 +146,7 @@ def test_maxfail_counts_failures_over_the_whole_session(tmp_path: Path) -> None:
     assert reference.results == [] and reference.not_run > 0
 
 
+@pytest.mark.slow
 def test_an_expected_failure_does_not_count_and_an_unexpected_pass_does(
     tmp_path: Path,
 ) -> None:
@@ -185,6 +188,7 @@ def test_a_run_without_failures_is_not_stopped_by_maxfail(tmp_path: Path) -> Non
 # --- --last-failed -------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_last_failed_reruns_only_what_failed_per_implementation(tmp_path: Path) -> None:
     _, _, first = run_into(tmp_path, "--impl", NO_CARRY, "--impl", "reference", *SMALL)
     failed = pairs(failing(first.implementations[0].results))
@@ -211,6 +215,7 @@ def test_last_failed_without_a_previous_run_runs_everything_and_says_so(
     assert len(run.implementations[0].results) == 84
 
 
+@pytest.mark.slow
 def test_last_failed_combines_with_the_selection(tmp_path: Path) -> None:
     _, _, first = run_into(tmp_path, "--impl", NO_CARRY, *SMALL)
     failed = failing(first.implementations[0].results)
@@ -223,6 +228,7 @@ def test_last_failed_combines_with_the_selection(tmp_path: Path) -> None:
     assert pairs(run.implementations[0].results) == pairs(failed)
 
 
+@pytest.mark.slow
 def test_a_fixed_failure_leaves_the_record(tmp_path: Path) -> None:
     """The same label, now the reference: everything rerun passes, the record empties, and
     the next --lf runs everything."""
@@ -235,6 +241,7 @@ def test_a_fixed_failure_leaves_the_record(tmp_path: Path) -> None:
     assert "mine: no failure recorded by the last run" in stderr
 
 
+@pytest.mark.slow
 def test_exitfirst_then_last_failed_reruns_the_one_failure(tmp_path: Path) -> None:
     _, _, stopped = run_into(tmp_path, "--impl", NO_CARRY, *SMALL, "-x")
     (failure,) = failing(stopped.implementations[0].results)

@@ -101,6 +101,7 @@ def test_no_flush_loses_partial_delimiters_at_the_end():
 CHANNEL_CHECKS = ("whole", "stream", "chars")
 
 
+@pytest.mark.slow
 def test_stripping_every_tag_is_over_stripping():
     result = bug("StripsEveryTag", checks=CHANNEL_CHECKS)
     assert failing(result)[("TEXT", "whole")] >= 15
@@ -115,12 +116,14 @@ def test_a_leaked_orphan_close_is_named_as_a_delimiter():
     assert any("(a delimiter or a fragment of one)" in r.reason for r in orphans)
 
 
+@pytest.mark.slow
 def test_per_chunk_regex_fails_blocks_spread_over_chunks():
     fails = failing(bug("PerChunkRegex", checks=("stream", "chars")))
     assert fails[("SPLIT", "chars")] >= 40
     assert fails[("BLOCK", "stream")] >= 5
 
 
+@pytest.mark.slow
 def test_merging_while_declaring_native_only_duplicates_reasoning():
     result = bug("DuplicatesNative", checks=CHANNEL_CHECKS)
     assert failing(result)[("NATIVE", "whole")] >= 10
@@ -177,6 +180,7 @@ def test_selection_narrows_and_an_empty_selection_is_an_error():
         Selection(keyword="(split").apply(CASES)
 
 
+@pytest.mark.slow
 def test_expected_failures_become_xfail_and_unexpected_passes_xpass(tmp_path: Path):
     fails = bug("NoFlush", checks=CHANNEL_CHECKS)
     failing_id = next(r.case for r in fails.results if r.verdict == Verdict.FAIL)

@@ -68,6 +68,7 @@ def test_an_in_place_build_newer_than_its_source_is_used(monkeypatch, tmp_path, 
     assert not recwarn.list
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("status", "shown"), [("missing", True), ("off", False), ("built", False)])
 def test_every_command_notes_a_missing_c_scan_on_stderr(monkeypatch, tmp_path, status, shown):
     monkeypatch.setattr(common, "C_SCAN_STATUS", status)
@@ -84,6 +85,7 @@ UNBUILT = (
 )
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("pure", "shown"), [("", True), ("1", False)])
 def test_a_process_without_the_c_scan_says_so_unless_asked_for(tmp_path, pure, shown):
     args = ["run", "--id", "DNTX", "--no-growth", "--report-dir", str(tmp_path)]

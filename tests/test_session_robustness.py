@@ -95,6 +95,7 @@ def test_run_started_records_the_start_time() -> None:
 # --- never green without judging --------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_an_implementation_that_judges_nothing_fails_the_run(tmp_path: Path) -> None:
     """Was: every request answered `unsupported` was shown as ok and exited 0."""
     args = ("run", "--impl", fake("unsupported"), "--id", "DNTX", "--report-dir", str(tmp_path))
@@ -236,6 +237,7 @@ def peak_rss_mb(*args: str, cwd: Path) -> tuple[float, subprocess.CompletedProce
     return int(done.stdout.split()[-1]) / 1024, done
 
 
+@pytest.mark.slow
 def test_splits_of_a_long_case_stay_within_bounded_memory(tmp_path: Path) -> None:
     """Was: every split request built at once; 20,000 characters took 1.2 GB."""
     half = 6_000
@@ -262,6 +264,7 @@ def test_splits_of_a_long_case_stay_within_bounded_memory(tmp_path: Path) -> Non
     assert peak < 200, f"peak {peak:.0f} MB"
 
 
+@pytest.mark.slow
 def test_a_huge_reply_gives_small_reports(tmp_path: Path) -> None:
     """Was: reasons and reports embedded the whole divergent text (200 MB -> 830 MB)."""
     done = cli(
@@ -324,6 +327,7 @@ def test_a_concurrent_reader_never_sees_a_partial_results_file(tmp_path: Path) -
 # --- fuzz --------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_fuzz_stops_an_implementation_whose_connection_gave_up(tmp_path: Path) -> None:
     """Was: every later property ERROR after 3 examples, shrunk to an empty input, and case
     files written that do not reproduce."""
@@ -385,6 +389,7 @@ def test_found_case_files_stay_in_the_report_directory(tmp_path: Path, label: st
 # --- each command its own report directory --------------------------------------------------
 
 
+@pytest.mark.slow
 def test_run_then_fuzz_leaves_the_run_reports_intact(tmp_path: Path) -> None:
     """Was: fuzz and replay wrote the same reports/ as run; CI lost the run's JUnit."""
     run = cli("run", "--id", "DNTX", cwd=tmp_path)
@@ -631,6 +636,7 @@ def test_the_start_timeout_is_its_own_flag_and_says_so(tmp_path: Path) -> None:
     one_line_error(bad, "--start-timeout nan")
 
 
+@pytest.mark.slow
 def test_the_start_time_is_reported(tmp_path: Path) -> None:
     done = cli(
         "run",
@@ -677,6 +683,7 @@ def test_a_slow_importing_implementation_starts_under_the_default_timeouts(
     assert slow["summary"]["FAIL"] > 0 and slow["summary"]["ERROR"] == 0
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("command", ["run", "replay"])
 def test_a_run_that_never_started_keeps_the_last_good_reports(tmp_path: Path, command: str) -> None:
     """A typo in `--impl` (nothing started) does not replace the reports already there, and

@@ -220,6 +220,7 @@ def test_versions_chart_in_release_order() -> None:
     assert found == ["2.9.1", "2.40.0", "2.68.0", "10.0", "unknown"]
 
 
+@pytest.mark.slow
 def test_a_case_page_over_budget_is_made_again_shorter(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -150,6 +150,7 @@ def known(site_url: str, on_regression: str = "") -> dict[str, str]:
     }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("on_regression", ["", "fail", "nothing"])
 def test_publishing_merges_the_history_builds_and_alerts(
     published: str, tmp_path: Path, on_regression: str
@@ -183,6 +184,7 @@ def test_publishing_merges_the_history_builds_and_alerts(
         assert args[-1] == "site-out/regressions.md"
 
 
+@pytest.mark.slow
 def test_no_regression_no_alert(published: str, tmp_path: Path) -> None:
     workspace = workspace_with_results(tmp_path, broken=False)
     bin_dir = stand_in_gh(tmp_path)
@@ -191,6 +193,7 @@ def test_no_regression_no_alert(published: str, tmp_path: Path) -> None:
     assert "No implementation regressed." in (tmp_path / "summary.md").read_text()
 
 
+@pytest.mark.slow
 def test_a_first_run_starts_a_store(tmp_path: Path) -> None:
     workspace = workspace_with_results(tmp_path, broken=False)
     ran = run_steps("publish", known("http://127.0.0.1:9"), workspace, tmp_path)

@@ -153,6 +153,7 @@ def test_the_reference_through_cmd_answers_thousands_of_pipelined_requests() -> 
 # --- timeouts, crashes, unreadable output: the run goes on ---------------------------------------
 
 
+@pytest.mark.slow
 def test_a_hang_times_out_and_later_requests_are_answered_after_a_restart() -> None:
     started = time.monotonic()
     with fake("hang", timeout=0.5) as connection:
@@ -276,6 +277,7 @@ def test_restarts_that_fail_at_hello_give_up(tmp_path: Path) -> None:
 # --- well-formed but wrong replies: the process stays ------------------------------------------
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("mode", "request_", "error"),
     [
@@ -329,6 +331,7 @@ def test_stderr_spam_with_good_replies_does_not_block() -> None:
     assert replies == [echoed(str(index)) for index in range(5)]
 
 
+@pytest.mark.slow
 def test_a_wrapper_script_and_its_child_are_killed_together() -> None:
     # `sh` keeps running while its child hangs; both hold the pipes. Killing only `sh`
     # would leave the reads waiting on the grandchild.
@@ -607,6 +610,7 @@ def test_smoke_command_fails_on_malformed_replies() -> None:
     )
 
 
+@pytest.mark.slow
 def test_smoke_command_fails_on_a_slow_implementation_quickly() -> None:
     command = f"cmd:{sys.executable} {FAKE} slow 1"
     started = time.monotonic()

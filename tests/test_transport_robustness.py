@@ -207,6 +207,7 @@ def test_a_server_that_answers_whole_batches_is_charged_only_for_the_request_tha
     assert isinstance(later[1], Timeout) and later[1].message.startswith("not run")
 
 
+@pytest.mark.slow
 def test_a_timeout_after_a_restart_does_not_count_towards_giving_up() -> None:
     # Three timeouts in a row, each followed by a restart that works: no giving up.
     requests = [stream("c"), stream("<"), stream("<", "a"), stream("<", "b"), stream("d")]

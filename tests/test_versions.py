@@ -18,6 +18,8 @@ from conformance.tools.bisect import BoundSkipped, Probe, bisect_releases
 from conformance.tools.envs import Env, package, package_of, python_requirements, versioned_spec
 from conformance.tools.releases import parse_npm, parse_pip
 
+from .helpers import ROOT
+
 PIP_OUTPUT = """litellm (1.110.2)
 Available versions: 1.110.2, 1.9.0, 1.10.0, 1.77.2.post1, 1.80.0rc1, 1.0
   INSTALLED: 1.110.2
@@ -140,6 +142,17 @@ def test_a_probe_summarises_its_verdicts() -> None:
     assert Probe("1", {"stream": "FAIL"}).summary() == "FAIL"
     assert Probe("1", {"a": "FAIL", "b": "PASS", "c": "PASS"}).summary() == "1 FAIL, 2 PASS"
     assert Probe("1", skipped="x").summary() == "skipped"
+
+
+def test_the_command_that_reproduces_a_verdict_builds_its_environment_where_it_runs() -> None:
+    from conformance.tools.versions import reproduce
+
+    command = reproduce(adapter("vercel-ai"), "7.0.122", "FBME~text", "stream")
+    assert command == (
+        "conformance run --impl \"$(conformance env vercel-ai 7.0.122)\" --id 'FBME~text'"
+        " --check stream"
+    )
+    assert command in (ROOT / "docs" / "versions.md").read_text("utf-8")
 
 
 # --- a real environment -----------------------------------------------------------------------

@@ -1,0 +1,36 @@
+"""Which tier runs the tests of an adapter whose library is slow to import.
+
+The default tier stays within a minute on two cores; importing vLLM, SGLang or transformers
+(torch under each), LiteLLM, LangChain, pydantic-ai, the OpenAI Agents SDK or LlamaIndex
+takes from 2 to 8 s apiece, most of that minute together. Their adapters' tests run in the
+slow tier, which judges every adapter over the whole corpus as well; the default tier keeps
+the adapters whose libraries load in a fraction of a second (aider, hermes-agent, llama.cpp's
+program, the Node adapters). `.ci/every_module_runs.py` reads this list: these modules are
+the ones the default tier may leave unrun.
+
+No import of the package here: that script loads this file by its path.
+"""
+
+from __future__ import annotations
+
+#: The adapter modules that import such a library (at the top of the module).
+SLOW_TO_IMPORT = frozenset(
+    f"conformance.adapters.{name}"
+    for name in (
+        "langchain",
+        "litellm",
+        "litellm_http",
+        "llama_index",
+        "openai_agents",
+        "pydantic_ai",
+        "sglang",
+        "transformers",
+        "vllm",
+    )
+)
+
+
+def slow_to_import(spec: str) -> bool:
+    """Whether an implementation spec (`python:MODULE:OBJECT`) loads one of those modules."""
+    kind, _, rest = spec.partition(":")
+    return kind == "python" and rest.partition(":")[0] in SLOW_TO_IMPORT
