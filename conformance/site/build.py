@@ -1,9 +1,10 @@
 """`conformance site`: the static results site, written into one directory.
 
-Every page is rendered from the Jinja2 templates in `templates/` with one stylesheet and one
-small script (the filters of the tables, kept in the URL's query), both copied beside the
-pages: no CDN, nothing fetched, so the directory works from a file server, from GitHub Pages
-and opened from disk. Links are relative.
+Every page is rendered from the Jinja2 templates in `templates/`, over the page skeleton,
+verdict badge and stylesheet it shares with report.html (conformance/reports/templates), with
+the site's own rules (site.css) and one small script (the filters of the tables, kept in the
+URL's query), all copied beside the pages: no CDN, nothing fetched, so the directory works
+from a file server, from GitHub Pages and opened from disk. Links are relative.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ import jinja2
 from conformance._version import __version__
 from conformance.corpus.cases import bundled_cases_dir, load_corpus
 from conformance.model.cases import CaseIdentity
+from conformance.reports import _jinja as shared
 from conformance.site import pages
 from conformance.site.charts import badge, category_bars
 from conformance.site.model import Share, Site, build_site, case_rows, divergences, unexpected
@@ -51,14 +53,12 @@ class Built:
 
 
 def environment() -> jinja2.Environment:
-    env = jinja2.Environment(
-        loader=jinja2.PackageLoader("conformance.site", "templates"),
-        autoescape=jinja2.select_autoescape(["html", "svg", "xml"]),
-        trim_blocks=True,
-        lstrip_blocks=True,
-        undefined=jinja2.StrictUndefined,
-    )
+    # The site's templates, then those it shares with report.html (its page skeleton, the
+    # verdict badge), which live with the reports.
+    own = jinja2.PackageLoader("conformance.site", "templates")
+    env = shared.environment(jinja2.ChoiceLoader([own, shared.loader()]))
     env.globals.update(
+        stylesheets=(shared.STYLESHEET, "site.css"),
         impl_page=pages.impl_page,
         case_page=pages.case_page,
         category_page=pages.category_page,
@@ -173,6 +173,7 @@ def build(runs: Sequence[StoredRun], settings: SiteSettings) -> Built:
     write("data/index.json", json.dumps(_index(site, base, generated), indent=1) + "\n")
     for asset in ASSETS:
         write(asset, resources.files("conformance.site").joinpath(asset).read_text("utf-8"))
+    write(shared.STYLESHEET, shared.source(env, shared.STYLESHEET))
     # GitHub Pages: serve the files as they are (no Jekyll).
     (out / ".nojekyll").write_text("")
     built.seconds = (datetime.now(UTC) - started).total_seconds()

@@ -149,7 +149,7 @@ class Output:
 
     form: str
     check: str
-    verdict: str
+    verdict: Verdict
     css: str
     reason: str
     expected: Mapping[str, str] | None
@@ -167,7 +167,7 @@ def outputs(entry: Entry, results: Sequence[CaseResult], budget: Budget) -> list
             Output(
                 r.case,
                 r.check,
-                r.verdict.value,
+                r.verdict,
                 verdict_class(r.verdict),
                 clip(r.reason, 600),
                 {k: clip(v, keep) for k, v in r.expected.items()} if r.expected else None,
