@@ -8,6 +8,8 @@ import ast
 import re
 from pathlib import Path
 
+import pytest
+
 from conformance.model.results import Verdict
 from conformance.reports import _html, _jinja
 from conformance.site import build
@@ -102,3 +104,14 @@ def test_no_html_is_built_in_python() -> None:
         ]
         markup = [text for text in strings if re.search(r"<[a-z/!]", text)]
         assert not markup, f"{module.name} builds HTML: {markup}"
+
+
+def test_compiled_templates_are_kept_in_the_cache_directory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("CONFORMANCE_CACHE_DIR", str(tmp_path))
+    env = _jinja.environment(_jinja.loader())
+    env.get_template("page.html")
+    assert list((tmp_path / "jinja").iterdir())
+    monkeypatch.setenv("CONFORMANCE_CACHE_DIR", "off")
+    assert _jinja.bytecode_cache() is None
