@@ -5,6 +5,7 @@ connection is told: one line, never socketserver's traceback on standard error."
 from __future__ import annotations
 
 import sys
+import threading
 from collections.abc import Callable
 from http.server import ThreadingHTTPServer
 from typing import Any
@@ -13,8 +14,15 @@ from typing import Any
 GONE = (BrokenPipeError, ConnectionResetError, ConnectionAbortedError, TimeoutError)
 
 
+_WRITING = threading.Lock()
+
+
 def stderr_line(line: str) -> None:
-    print(line, file=sys.stderr, flush=True)
+    # One write under a lock: request threads log at once, and print() writes the line and
+    # its newline apart, so two lines could run together.
+    with _WRITING:
+        sys.stderr.write(line + "\n")
+        sys.stderr.flush()
 
 
 def peer(address: Any) -> str:
