@@ -97,6 +97,7 @@ def test_a_client_that_yields_nothing_times_out_clearly(
         Silent().feed({"content": "a", "reasoning": None})
 
 
+@pytest.mark.slow
 def test_the_node_adapter_measures_what_the_client_holds_back() -> None:
     """LangChain.js ChatDeepSeek holds a possible close tag back: the delta of the chunk that
     ends in `</thi` lacks it, and the next chunk's delta completes it (the adapter reads how
