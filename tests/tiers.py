@@ -5,8 +5,9 @@ The default tier stays within a minute on two cores; importing vLLM, SGLang or t
 takes from 2 to 8 s apiece, most of that minute together, and LangChain.js takes Node 1.5 s
 to load. Their adapters' tests run in the slow tier, which judges every adapter over the
 whole corpus as well; the default tier keeps the adapters whose libraries load in a fraction
-of a second (aider, hermes-agent, llama.cpp's program, the Vercel AI SDK). `.ci/every_module_runs.py` reads this list: these modules are
-the ones the default tier may leave unrun.
+of a second (aider, hermes-agent, llama.cpp's program, the Vercel AI SDK).
+`.ci/every_module_runs.py` reads this list: these modules are the ones the default tier may
+leave unrun.
 
 No import of the package here: that script loads this file by its path.
 """
