@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -147,3 +148,23 @@ def test_releases_of_one_implementation_compare_as_one() -> None:
     assert "only in the" not in render(comparison)
     # A label whose suffix is not the release it runs stays whole.
     assert ImplementationInfo("a@b", "a", "1.0", "python", {}, "x").series == "a@b"
+
+
+def test_any_two_runs_of_a_store_compare(tmp_path: Path) -> None:
+    from conformance.store.db import Store
+
+    store = tmp_path / "s.sqlite"
+    first = run_of(DEFAULT, [result("AAAA", "whole")])
+    middle = replace(first, started="2026-01-02T00:00:00+00:00")
+    last = run_of(R1, [result("AAAA~one+think_only", "whole", Verdict.FAIL, **FAILED)])
+    last = replace(last, started="2026-01-03T00:00:00+00:00")
+    with Store(store) as opened:
+        hashes = [opened.add(run, str(n)).hash for n, run in enumerate((first, middle, last))]
+    # The first against the last, skipping the run between.
+    ran = cli("diff", "--store", store, hashes[0][:10], hashes[2][:10])
+    assert ran.returncode == 1, ran.stderr
+    assert "1 regressed, 0 fixed, 0 changed, 0 new, 0 gone" in ran.stdout
+    unknown = cli("diff", "--store", store, "ffffffffff", hashes[2])
+    assert unknown.returncode == 2 and "no run with a hash starting 'ffffffffff'" in unknown.stderr
+    missing = cli("diff", "--store", tmp_path / "none.sqlite", "a", "b")
+    assert missing.returncode == 2 and "no such file" in missing.stderr

@@ -167,6 +167,12 @@ def test_history_spans_dates_and_versions_with_the_change_visible(site: Path) ->
     assert 'href="https://example.org/1">lib.leak</a>' in page
     diff = (site / "diff" / "lib-2.html").read_text("utf-8")
     assert "Regressed (1)" in diff and "BBBB" in diff
+    # Release after release too: the versions chart links 1.2's changes since 1.1.
+    assert 'href="../diff/lib-release-2.html"' in page
+    release = (site / "diff" / "lib-release-2.html").read_text("utf-8")
+    assert "Regressed (1)" in release and "BBBB" in release
+    changes = (site / "diff" / "index.html").read_text("utf-8")
+    assert "Release after release" in changes and "conformance diff --store STORE OLD NEW" in changes
 
 
 def test_badges_are_shields_endpoints_and_svg_images(site: Path) -> None:

@@ -26,10 +26,11 @@ from conformance.cli.common import (
 )
 from conformance.cli.implementations import bench, fingerprint, matrix, smoke
 from conformance.cli.lazy_group import LazyGroup
-from conformance.cli.store_commands import StoreImporter, import_option
+from conformance.cli.store_commands import StoreImporter, import_option, store_option
 from conformance.contracts import all_checks, fuzz_properties, op_contracts
 from conformance.corpus.cases import bundled_cases_dir
 from conformance.corpus.select import Selection
+from conformance.errors import ConformanceError, UsageError
 from conformance.model.c_scan import C_SCAN
 
 #: Commands imported only when one of them runs: the corpus's own, the profiles and the
@@ -331,8 +332,12 @@ def fuzz(
 
 
 @main.command("diff")
-@click.argument("old", type=click.Path(path_type=Path))
-@click.argument("new", type=click.Path(path_type=Path))
+@click.argument("old")
+@click.argument("new")
+@store_option(
+    "OLD and NEW are runs of this results store (their hashes, or the start of them, as "
+    "`conformance store list` shows them) rather than results.json files."
+)
 @click.option(
     "--format",
     "format_",
@@ -341,14 +346,23 @@ def fuzz(
     show_default=True,
     help="Output format.",
 )
-def diff(old: Path, new: Path, format_: str) -> None:
-    """Compare two results.json files: exit 1 if anything regressed (was ok, now not)."""
-    from conformance.reports import ResultsFileError, load_results
+def diff(old: str, new: str, store: Path | None, format_: str) -> None:
+    """Compare two results.json files, or any two runs of a store: exit 1 if anything
+    regressed (was ok, now not)."""
+    from conformance.reports import load_results
     from conformance.reports._diff import compare, exit_status, render
 
     try:
-        before, after = load_results(old), load_results(new)
-    except ResultsFileError as error:
+        if store is None:
+            before, after = load_results(Path(old)), load_results(Path(new))
+        else:
+            from conformance.store.db import opened
+
+            if not store.is_file():
+                fail(UsageError(f"--store {store}: no such file"))
+            with opened(store) as runs:
+                before, after = runs.run(old).run, runs.run(new).run
+    except ConformanceError as error:
         fail(error)
     comparison = compare(before, after)
     click.echo(render(comparison, format_), nl=False)

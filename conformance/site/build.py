@@ -167,8 +167,9 @@ def build(runs: Sequence[StoredRun], settings: SiteSettings) -> Built:
         if built.pages[name] > PAGE_BUDGET:
             # Long captures failing on many checks: each text cut shorter.
             page("case.html", name, **pages.case_context(row, site, corpus, pages.SMALL))
-    page("diffs.html", "diff/index.html", diffs=diffs, latest=latest_diffs)
-    for view in diffs:
+    by_release = pages.release_diffs(site)
+    page("diffs.html", "diff/index.html", diffs=diffs, by_release=by_release)
+    for view in [*diffs, *by_release]:
         page("diff.html", view.page, view=view)
     write("data/index.json", json.dumps(_index(site, base, generated), indent=1) + "\n")
     for asset in ASSETS:

@@ -57,6 +57,10 @@ def diff_page(key: str, index: int) -> str:
     return f"diff/{key}-{index}.html"
 
 
+def release_diff_page(key: str, index: int) -> str:
+    return f"diff/{key}-release-{index}.html"
+
+
 def verdict_class(verdict: Verdict | None) -> str:
     if verdict is None:
         return "none"
@@ -85,16 +89,21 @@ def history_charts(site: Site, key: str) -> list[Chart]:
         (f"{e.started[:10]} {e.info.version}", e, diff_page(key, i) if i else "")
         for i, e in enumerate(entries)
     ]
-    # Over versions: the latest entry of each version, in version order.
-    latest: dict[str, tuple[int, Entry]] = {}
-    for i, e in enumerate(entries):
-        latest[e.info.version] = (i, e)
-    ordered = sorted(latest.items(), key=lambda item: version_key(item[0]))
-    versions = [(v, e, diff_page(key, i) if i else "") for v, (i, e) in ordered]
+    # Over versions: each point links to the changes since the release before it.
+    versions = [
+        (e.info.version, e, release_diff_page(key, n) if n else "")
+        for n, e in enumerate(releases(entries))
+    ]
     charts = [history_chart("Pass share over dates (each run)", dated, site.levels)]
     if len(versions) > 1:
         charts.append(history_chart("Pass share over library versions", versions, site.levels))
     return charts
+
+
+def releases(entries: Sequence[Entry]) -> list[Entry]:
+    """The latest entry of each library version, in release order."""
+    latest = {e.info.version: e for e in entries}
+    return [latest[v] for v in sorted(latest, key=version_key)]
 
 
 def version_key(version: str) -> tuple[tuple[int, int | str], ...]:
@@ -118,14 +127,10 @@ def solo(entry: Entry) -> Run:
 @dataclass(frozen=True, slots=True)
 class DiffView:
     key: str
-    index: int
+    page: str
     old: Entry
     new: Entry
     comparison: Comparison
-
-    @property
-    def page(self) -> str:
-        return diff_page(self.key, self.index)
 
     def count(self, change: str) -> int:
         return self.comparison.count(Change(change))
@@ -134,12 +139,27 @@ class DiffView:
         return [c for c in self.comparison.changes if c.change is Change(change)][:limit]
 
 
+def diff_view(key: str, page: str, old: Entry, new: Entry) -> DiffView:
+    return DiffView(key, page, old, new, compare(solo(old), solo(new)))
+
+
 def diffs(site: Site) -> list[DiffView]:
+    """Each implementation's run against its run before."""
+    return [
+        diff_view(key, diff_page(key, index), entries[index - 1], entries[index])
+        for key, entries in site.history.items()
+        for index in range(1, len(entries))
+    ]
+
+
+def release_diffs(site: Site) -> list[DiffView]:
+    """Each release of an implementation's library against the release before (the latest
+    run of each), where there are two releases."""
     found = []
     for key, entries in site.history.items():
-        for index in range(1, len(entries)):
-            old, new = entries[index - 1], entries[index]
-            found.append(DiffView(key, index, old, new, compare(solo(old), solo(new))))
+        ordered = releases(entries)
+        for n in range(1, len(ordered)):
+            found.append(diff_view(key, release_diff_page(key, n), ordered[n - 1], ordered[n]))
     return found
 
 
