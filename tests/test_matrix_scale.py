@@ -297,6 +297,13 @@ def test_the_command_line_caches_and_says_so(registry: None, tmp_path: Path) -> 
     assert "no-flush: done in" in first.output
     second = CliRunner().invoke(main, arguments)
     assert "no-flush: served from the cache" in second.output
+    # The fingerprint reaches the results document (and so a store and the site), served
+    # from the cache too: each option's value found, and that it is the one declared.
+    found = json.loads((tmp_path / "r" / "results.json").read_text())["implementations"]
+    assert [entry["label"] for entry in found] == ["reference", "no-flush"]
+    for entry in found:
+        assert entry["fingerprint"]["delimiters"] == {"follows": "think", "agrees": True}
+        assert set(entry["fingerprint"]) >= {"sections", "unclosed_at_end", "tool_markers"}
     bad = CliRunner().invoke(main, ["matrix", "--merge", str(tmp_path), "--adapter", "no-flush"])
     assert bad.exit_code == 2
 

@@ -172,7 +172,8 @@ def test_history_spans_dates_and_versions_with_the_change_visible(site: Path) ->
     release = (site / "diff" / "lib-release-2.html").read_text("utf-8")
     assert "Regressed (1)" in release and "BBBB" in release
     changes = (site / "diff" / "index.html").read_text("utf-8")
-    assert "Release after release" in changes and "conformance diff --store STORE OLD NEW" in changes
+    assert "Release after release" in changes
+    assert "conformance diff --store STORE OLD NEW" in changes
 
 
 def test_badges_are_shields_endpoints_and_svg_images(site: Path) -> None:
@@ -285,3 +286,23 @@ def test_the_releases_of_one_environment_are_one_history(tmp_path: Path) -> None
     assert sorted(p.name for p in (tmp_path / "site" / "impl").glob("lib*")) == ["lib.html"]
     page = (tmp_path / "site" / "impl" / "lib.html").read_text("utf-8")
     assert "Pass share over library versions" in page and "1 regressed, 0 fixed" in page
+
+
+def test_an_implementation_page_shows_what_its_fingerprint_found(tmp_path: Path) -> None:
+    from conformance.site import build
+
+    fingerprinted = run("2026-06-01T00:00:00+00:00", "2.0", False)
+    fingerprinted.implementations[1].fingerprint = {
+        "delimiters": {"follows": "think_only", "agrees": False},
+        "sections": {"follows": "many", "agrees": True},
+    }
+    store = tmp_path / "s.sqlite"
+    with Store(store) as opened:
+        opened.add(fingerprinted, "matrix")  # through results JSON: its schema holds it
+        runs = opened.runs()
+    build.build(runs, build.SiteSettings(tmp_path / "site"))
+    page = (tmp_path / "site" / "impl" / "lib.html").read_text("utf-8")
+    assert '<th scope="col">Fingerprinted</th>' in page
+    assert "<code>think_only</code> (not what it declares)" in page
+    reference = (tmp_path / "site" / "impl" / "reference.html").read_text("utf-8")
+    assert "No behaviour fingerprint in this run" in reference

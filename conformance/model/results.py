@@ -221,6 +221,10 @@ class ImplementationRun:
     #: Seconds from launching the implementation to its answering `hello` (for `python:`,
     #: importing it and making a first normalizer); None where it was not started here.
     start_seconds: float | None = None
+    #: What a behaviour fingerprint found (`conformance matrix` fingerprints each
+    #: implementation): option -> {"follows": the value as display text, "agrees": whether it
+    #: is the declared one}; None where none was made.
+    fingerprint: Mapping[str, Mapping[str, Any]] | None = None
 
     @property
     def summary(self) -> dict[str, int]:
@@ -282,6 +286,11 @@ class Run:
                         if run.start_seconds is not None
                         else {}
                     ),
+                    **(
+                        {"fingerprint": dict(run.fingerprint)}
+                        if run.fingerprint is not None
+                        else {}
+                    ),
                 }
                 for run in self.implementations
             ],
@@ -307,6 +316,7 @@ class Run:
                     entry.get("not_run", 0),
                     entry.get("unjudged"),
                     entry.get("start_seconds"),
+                    entry.get("fingerprint"),
                 )
             )
         return cls(

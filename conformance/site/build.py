@@ -141,7 +141,8 @@ def build(runs: Sequence[StoredRun], settings: SiteSettings) -> Built:
             bars=category_bars(entry, site.categories, site.levels),
             divergences=divergences(entry),
             unexpected=unexpected(entry)[:200],
-            options=pages.options_rows(entry.info.options),
+            options=pages.options_rows(entry.info.options, entry.implementation.fingerprint),
+            fingerprinted=entry.implementation.fingerprint is not None,
             badges=badges,
             diffs=[d for d in diffs if d.key == entry.key],
         )

@@ -73,10 +73,25 @@ def verdict_class(verdict: Verdict | None) -> str:
 class OptionRow:
     name: str
     value: str
+    #: What a fingerprint found it to follow, and whether that is `value`; "" where the run
+    #: made no fingerprint.
+    follows: str = ""
+    agrees: bool = True
 
 
-def options_rows(options: Mapping[str, Any]) -> list[OptionRow]:
-    return [OptionRow(name, option_value(value)) for name, value in options.items()]
+def options_rows(
+    options: Mapping[str, Any], fingerprint: Mapping[str, Mapping[str, Any]] | None = None
+) -> list[OptionRow]:
+    found = fingerprint or {}
+    return [
+        OptionRow(
+            name,
+            option_value(value),
+            str(found.get(name, {}).get("follows", "")),
+            bool(found.get(name, {}).get("agrees", True)),
+        )
+        for name, value in options.items()
+    ]
 
 
 def describe_options(options: Mapping[str, Any]) -> str:

@@ -110,6 +110,14 @@ class Fingerprint:
         """Option -> the value followed, as short display text (for tables)."""
         return {axis.option: format_value(axis.value) for axis in self.axes}
 
+    def findings(self) -> dict[str, dict[str, Any]]:
+        """Option -> what it follows (display text) and whether that is what it declares:
+        what a results document keeps of the fingerprint."""
+        return {
+            axis.option: {"follows": format_value(axis.value), "agrees": axis.agrees}
+            for axis in self.axes
+        }
+
     def declared_options(self) -> dict[str, Any]:
         """The `options` object to declare in `hello` (JSON-shaped): each value found that
         differs from the default. An option that follows no single value is left out: no

@@ -164,6 +164,9 @@ def run_matrix(settings: MatrixSettings, *, echo: Callable[..., None]) -> Matrix
                 label = impl.info.label
                 entry = entries.get(label) or Entry(impl, by_label.get(label))
                 entry.run = impl
+                if entry.fingerprint is not None:
+                    # In the results documents too, so the store and the site have it.
+                    impl.fingerprint = entry.fingerprint.findings()
                 matrix.entries.append(entry)
             reasons = {**skipped, **plan.skipped}
             matrix.skipped = [
