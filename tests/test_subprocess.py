@@ -236,8 +236,11 @@ def test_a_wrong_id_means_out_of_step_and_repeated_failures_give_up() -> None:
 
 
 def test_a_process_that_dies_right_after_hello_is_given_up_on() -> None:
+    # A death is noticed at once, not at the timeout: a 10 s timeout waited out even once
+    # would pass the bound, which leaves the four starts of the process time on a loaded
+    # machine.
     started = time.monotonic()
-    with fake("exit-after", "0") as connection:
+    with fake("exit-after", "0", timeout=10) as connection:
         replies = connection.send([stream(str(index)) for index in range(10)])
     assert all(reply.message for reply in replies)
     dying = "the implementation exited with status 0 while answering request"
@@ -246,7 +249,7 @@ def test_a_process_that_dies_right_after_hello_is_given_up_on() -> None:
     ]
     assert replies[-1].message == f"gave up after {MAX_RESTARTS} restarts: {dying} 4"
     assert replies[-1].stderr == "fake: exiting after 0 replies"
-    assert time.monotonic() - started < 3
+    assert time.monotonic() - started < 8
 
 
 def test_restarts_that_fail_at_hello_give_up(tmp_path: Path) -> None:
