@@ -5,7 +5,10 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from collections.abc import AsyncIterator
+from pathlib import Path
 
 import httpx
 import pytest
@@ -103,3 +106,33 @@ def test_whole_bodies_carry_content_and_native_reasoning(
     assert (message["content"], message.get("reasoning_content")) == (content, reasoning)
     ollama = json.loads(wire_events.ollama_whole(content, reasoning))["message"]
     assert (ollama["content"], ollama.get("thinking")) == (content or "", reasoning)
+
+
+EXITING = """
+import httpx
+from conformance.adapters.event_loop_http import Streamed, local
+
+client = httpx.AsyncClient()  # kept, as an adapter keeps its library's client
+
+
+async def lines():
+    async with client.stream("POST", f"{local().server.url}/v1/chat") as response:
+        async for line in response.aiter_lines():
+            yield line
+
+
+done = Streamed("text/plain", lines)
+assert done.send(b"a\\n") == ["a"] and done.end() == []
+left = Streamed("text/plain", lines)  # a stream left waiting for more, as after a timeout
+assert left.send(b"b\\n") == ["b"]
+"""
+
+
+def test_a_process_exits_with_nothing_pending_reported(tmp_path: Path) -> None:
+    """The loop's kept-alive connections and a stream left unfinished are ended at exit,
+    not left for the collector to report on standard error."""
+    script = tmp_path / "exiting.py"
+    script.write_text(EXITING)
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert done.stderr == ""

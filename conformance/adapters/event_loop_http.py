@@ -19,6 +19,7 @@ implementation to a fresh thread after a timeout.
 from __future__ import annotations
 
 import asyncio
+import atexit
 import contextvars
 import threading
 from collections import deque
@@ -60,6 +61,8 @@ class LoopbackServer:
     def __init__(self) -> None:
         self._waiting: deque[Exchange] = deque()
         self._server: asyncio.Server | None = None
+        #: The task that answers on each open connection, by its writer.
+        self._connections: dict[asyncio.StreamWriter, asyncio.Task[Any]] = {}
 
     async def start(self) -> None:
         self._server = await asyncio.start_server(self._connection, "127.0.0.1", 0)
@@ -80,13 +83,30 @@ class LoopbackServer:
         self._waiting.append(exchange)
         return exchange
 
+    async def stop(self) -> None:
+        """Stop listening and end each open connection's task."""
+        if self._server is not None:
+            self._server.close()
+        tasks = list(self._connections.values())
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+
     async def _connection(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        task = asyncio.current_task()
+        assert task is not None
+        self._connections[writer] = task
         try:
             while await self._answer(reader, writer):
                 pass
         except (ConnectionError, asyncio.IncompleteReadError):
             pass
+        except asyncio.CancelledError:
+            # Only `stop` cancels it, and it ends quietly: asyncio's stream server logs the
+            # traceback of a handler that ends cancelled.
+            pass
         finally:
+            self._connections.pop(writer, None)
             writer.close()
 
     async def _answer(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> bool:
@@ -153,6 +173,23 @@ class Local:
         self.server.expect(content_type, body)
         return self.run(call())
 
+    def close(self) -> None:
+        """End what is pending on the loop (the server's kept-alive connections, a stream
+        left unfinished) and close it. Left to the collector at exit instead, each pending
+        task is reported on standard error ("Task was destroyed but it is pending")."""
+        self.loop.run_until_complete(self._end_pending())
+        self.loop.run_until_complete(self.loop.shutdown_asyncgens())
+        self.loop.close()
+
+    async def _end_pending(self) -> None:
+        await self.server.stop()
+        # What else is pending (a library's step that waited for more of a stream) is
+        # cancelled.
+        pending = asyncio.all_tasks() - {asyncio.current_task()}
+        for task in pending:
+            task.cancel()
+        await asyncio.gather(*pending, return_exceptions=True)
+
 
 def _busy(loop: asyncio.AbstractEventLoop) -> bool:
     """Whether callbacks other than the running one are ready (True when the loop does not
@@ -169,6 +206,14 @@ _THREAD = threading.local()
 #: Every thread's loop, kept for the life of the process: a loop collected with its server's
 #: connections still open (its thread abandoned after a timeout) complains on standard error.
 _KEPT: list[Local] = []
+
+
+@atexit.register
+def _close_kept() -> None:
+    # A loop still running belongs to a thread abandoned in a call: it is left as it is.
+    for kept in _KEPT:
+        if not kept.loop.is_running() and not kept.loop.is_closed():
+            kept.close()
 
 
 def local() -> Local:
