@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import os
+import shutil
 import subprocess
 import sys
 from collections.abc import Iterator, Mapping
@@ -31,6 +32,30 @@ from conformance.model.results import Run
 from conformance.reports import write_reports
 
 ROOT = Path(__file__).resolve().parent.parent
+
+#: How the browser tests start Debian's Chromium: headless, without the network it would
+#: reach for updates and sync, as root in CI.
+HEADLESS_CHROMIUM = (
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+)
+
+
+def chromium_path() -> str:
+    """The installed Chromium; a skip without one, a failure in CI, where it must run."""
+    for name in ("chromium", "chromium-browser", "google-chrome"):
+        if found := shutil.which(name):
+            return found
+    message = "chromium is not installed (apt-get install -y chromium)"
+    if os.environ.get("CI"):
+        pytest.fail(f"{message}; CI is set, so the browser test must run")
+    pytest.skip(message)
+
 
 #: How the tests start the command as a real process: this interpreter, this checkout.
 COMMAND = (sys.executable, "-m", "conformance")

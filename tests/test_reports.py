@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import json
-import os
 import re
-import shutil
 import subprocess
 import xml.etree.ElementTree as ET
 from dataclasses import replace
@@ -36,7 +34,7 @@ from conformance.reports import (
 from conformance.reports._diff import Change, compare
 from conformance.reports._visible import visible, window
 
-from .helpers import cli, write_results
+from .helpers import HEADLESS_CHROMIUM, chromium_path, cli, write_results
 
 # --- building runs -----------------------------------------------------------------------------
 
@@ -407,26 +405,10 @@ def test_html_marks_the_whitespace_diff(written: dict[str, Path]) -> None:
 # --- report.html (in a browser) ----------------------------------------------------------------
 
 
-def _chromium() -> str:
-    for name in ("chromium", "chromium-browser", "google-chrome"):
-        if found := shutil.which(name):
-            return found
-    message = "chromium is not installed (apt-get install -y chromium)"
-    if os.environ.get("CI"):
-        pytest.fail(f"{message}; CI is set, so the browser test must run")
-    pytest.skip(message)
-
-
 def _dump_dom(page: Path, profile: Path, fragment: str = "") -> str:
     command = [
-        _chromium(),
-        "--headless",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-        "--no-first-run",
+        chromium_path(),
+        *HEADLESS_CHROMIUM,
         f"--user-data-dir={profile}",
         "--dump-dom",
         page.resolve().as_uri() + fragment,

@@ -18,8 +18,8 @@ import pytest
 from conformance.contracts.normalizer import CHECKS
 from conformance.model.results import FuzzResult, Run, Verdict
 from conformance.reports import _html, _json, _junit, _markdown, load_results, write_reports
-from tests.helpers import write_results
-from tests.test_reports import _chromium, _outside_fences, make_run
+from tests.helpers import HEADLESS_CHROMIUM, chromium_path, write_results
+from tests.test_reports import _outside_fences, make_run
 
 PROPERTIES = ["differential", "chunking", "whole", "discipline", "conservation"]
 SELECTION = {
@@ -381,14 +381,8 @@ def _key(attributes: dict[str, str]) -> tuple[str, str]:
 def _render_in_chromium(page: Path, profile: Path) -> tuple[str, str]:
     """The DOM after the script ran, and what the page wrote to the console."""
     command = [
-        _chromium(),
-        "--headless",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-        "--no-first-run",
+        chromium_path(),
+        *HEADLESS_CHROMIUM,
         "--enable-logging=stderr",
         "--v=0",
         f"--user-data-dir={profile}",

@@ -21,7 +21,7 @@ import pytest
 
 from conformance.store.db import Store
 
-from .helpers import ROOT, cli
+from .helpers import HEADLESS_CHROMIUM, ROOT, chromium_path, cli
 from .test_site import run
 
 pytestmark = pytest.mark.slow
@@ -29,15 +29,6 @@ pytestmark = pytest.mark.slow
 AXE_DIR = ROOT / "tests" / "browser"
 AXE = AXE_DIR / "node_modules" / "axe-core" / "axe.min.js"
 SHOTS = ROOT / "reports" / "site-browser"
-FLAGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
 #: The pages axe-core checks: one of each template.
 AXE_PAGES = [
     "index.html",
@@ -60,8 +51,7 @@ def _need(found: Any, message: str) -> Any:
 
 @pytest.fixture(scope="module")
 def chromium() -> str:
-    path = shutil.which("chromium") or shutil.which("chromium-browser")
-    return str(_need(path, "chromium is not installed (apt-get install -y chromium)"))
+    return chromium_path()
 
 
 @pytest.fixture(scope="module")
@@ -120,7 +110,8 @@ def served(site: Path) -> Iterator[str]:
 def browser(chromium: str) -> Iterator[Any]:
     sync_api = pytest.importorskip("playwright.sync_api")
     with sync_api.sync_playwright() as playwright:
-        launched = playwright.chromium.launch(executable_path=chromium, args=FLAGS)
+        flags = list(HEADLESS_CHROMIUM)
+        launched = playwright.chromium.launch(executable_path=chromium, args=flags)
         try:
             yield launched
         finally:
