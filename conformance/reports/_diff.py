@@ -121,11 +121,11 @@ def compare(old: Run, new: Run) -> Comparison:
 
 
 def _index(run: Run) -> dict[Key, CaseResult]:
-    return {
-        (implementation.info.series, result.case, result.check): result
-        for implementation in run.implementations
-        for result in implementation.results
-    }
+    index: dict[Key, CaseResult] = {}
+    for implementation in run.implementations:
+        series = implementation.info.series
+        index.update(((series, r.case, r.check), r) for r in implementation.results)
+    return index
 
 
 def written_case(case: str) -> str:

@@ -83,15 +83,12 @@ def options_rows(
     options: Mapping[str, Any], fingerprint: Mapping[str, Mapping[str, Any]] | None = None
 ) -> list[OptionRow]:
     found = fingerprint or {}
-    return [
-        OptionRow(
-            name,
-            option_value(value),
-            str(found.get(name, {}).get("follows", "")),
-            bool(found.get(name, {}).get("agrees", True)),
-        )
-        for name, value in options.items()
-    ]
+    rows = []
+    for name, value in options.items():
+        finding = found.get(name, {})
+        follows, agrees = str(finding.get("follows", "")), bool(finding.get("agrees", True))
+        rows.append(OptionRow(name, option_value(value), follows, agrees))
+    return rows
 
 
 def describe_options(options: Mapping[str, Any]) -> str:
@@ -170,12 +167,12 @@ def diffs(site: Site) -> list[DiffView]:
 def release_diffs(site: Site) -> list[DiffView]:
     """Each release of an implementation's library against the release before (the latest
     run of each), where there are two releases."""
-    found = []
-    for key, entries in site.history.items():
-        ordered = releases(entries)
-        for n in range(1, len(ordered)):
-            found.append(diff_view(key, release_diff_page(key, n), ordered[n - 1], ordered[n]))
-    return found
+    return [
+        diff_view(key, release_diff_page(key, n), ordered[n - 1], ordered[n])
+        for key, entries in site.history.items()
+        for ordered in [releases(entries)]
+        for n in range(1, len(ordered))
+    ]
 
 
 @dataclass(frozen=True, slots=True)
