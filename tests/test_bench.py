@@ -6,11 +6,14 @@ from __future__ import annotations
 
 import json
 import sys
+import time
+from collections.abc import Sequence
+from typing import Any
 
 import pytest
 
 from conformance.model.document import cut, realistic_document
-from conformance.tools.bench import bench, render_bench
+from conformance.tools.bench import _timed, bench, render_bench
 from conformance.tools.bench_figures import (
     IN_PROCESS,
     THROUGH_PROTOCOL,
@@ -132,6 +135,67 @@ def test_growth_is_flagged_superlinear_well_above_the_size_ratio() -> None:
     assert "SUPERLINEAR" in render_bench(
         [BenchResult(connect(parse_impl("reference")).info, IN_PROCESS, growth=quadratic)]
     )
+
+
+def fake_runner(seconds_per_piece: float, calls: list[int]) -> Any:
+    """A runner whose runs take `seconds_per_piece` per piece, by its own account."""
+
+    def run(pieces: Sequence[str], keep: bool) -> tuple[float, None]:
+        calls.append(len(pieces))
+        return len(pieces) * seconds_per_piece, None
+
+    return run
+
+
+@pytest.mark.parametrize(
+    ("per_piece", "budget", "expected_calls", "expected"),
+    [
+        # Fast: the probe, then the whole document `repeats` times.
+        (1e-6, 2.0, [1000, 100_000, 100_000, 100_000], (100_000, 0.1)),
+        # Too slow for more than the probe: the probe is the figure, repeated while the
+        # budget lasts.
+        (1e-3, 2.0, [1000, 1000], (1000, 1.0)),
+        # In between: as much of the document as three runs can take in what is left.
+        (1e-5, 2.0, [1000, 66_333, 66_333, 66_333], (66_333, 0.66333)),
+        # No budget: the whole document, `repeats` times, however long it takes.
+        (1e-3, None, [100_000] * 3, (100_000, 100.0)),
+    ],
+)
+def test_a_budget_measures_a_slow_implementation_on_the_start_of_the_document(
+    per_piece: float,
+    budget: float | None,
+    expected_calls: list[int],
+    expected: tuple[int, float],
+) -> None:
+    calls: list[int] = []
+    settings = BenchSettings(repeats=3, budget=budget)
+    count, seconds = _timed(fake_runner(per_piece, calls), ["x"] * 100_000, settings)
+    assert calls == expected_calls
+    assert (count, round(seconds, 6)) == expected
+
+
+@pytest.mark.slow
+def test_a_slow_implementation_under_a_budget_says_what_its_figures_cover() -> None:
+    settings = BenchSettings(
+        document_size=20_000, growth_sizes=(20_000, 200_000), repeats=1, budget=0.5
+    )
+    started = time.perf_counter()
+    result = measure("python:tests.fakes.growth_impls:SlowPerChunk", settings)
+    # Four figures and the holdback at most half a second each, and the growth check.
+    assert time.perf_counter() - started < 10
+    assert result.problems == ()
+    one, four, kilobytes = result.throughput
+    assert 1000 <= one.chunks < 20_000 and one.characters == one.chunks
+    assert 1000 <= four.chunks < 5000 and four.characters == 4 * four.chunks
+    assert kilobytes.characters == 20_000  # five chunks: the whole document fits
+    assert result.holdback is not None
+    assert result.holdback.characters == four.characters
+    assert (result.holdback.max, result.holdback.agrees) == (0, True)
+    table = render_bench([result], settings)
+    print(table)
+    assert f"(first {one.characters:,} characters)" in table
+    assert f"0 / 0.00 (first {four.characters:,} characters)" in table
+    assert "at most 0.5 s each" in table
 
 
 @pytest.mark.slow

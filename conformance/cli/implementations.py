@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 from pathlib import Path
 
@@ -95,9 +96,19 @@ def fingerprint(impl: str, timeout: float, format_: str) -> None:
     is_flag=True,
     help="Small inputs (100 KB, growth 200 KB to 2 MB): seconds, not minutes.",
 )
+@click.option(
+    "--budget",
+    type=click.FloatRange(min=0, min_open=True),
+    metavar="SECONDS",
+    help="The most one throughput figure (or the holdback run) may take: a slower "
+    "implementation is measured on the start of the document. Default: 2 with --quick, "
+    "no limit otherwise.",
+)
 @timeout_option(120.0, " (one request is a document)")
 @format_option("text", "markdown", "json")
-def bench(impls: tuple[str, ...], quick: bool, timeout: float, format_: str) -> None:
+def bench(
+    impls: tuple[str, ...], quick: bool, budget: float | None, timeout: float, format_: str
+) -> None:
     """Measure implementations on the same inputs: throughput, holdback, growth.
 
     In process (`reference`, `python:`) the normalizer alone is timed; through `cmd:` each
@@ -108,6 +119,8 @@ def bench(impls: tuple[str, ...], quick: bool, timeout: float, format_: str) -> 
     from conformance.tools.bench import bench as run_bench
 
     settings = QUICK if quick else FULL
+    if budget is not None:
+        settings = dataclasses.replace(settings, budget=budget)
     progress = progress_line()
     results = []
     for impl in impls or ("reference",):

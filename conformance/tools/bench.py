@@ -10,6 +10,10 @@ Every implementation gets the same realistic document (conformance/model/documen
   well above ten (SUPERLINEAR_FACTOR) flags superlinear work, such as re-scanning the stream
   so far at every chunk.
 
+With a budget (`--quick`, and the matrix), each throughput figure and the holdback run take
+at most that many seconds: an implementation too slow for the whole document is measured on
+its start, and the figure says how many characters it covers.
+
 What is timed depends on how the implementation is reached. In process (`reference`,
 `python:`) it is the normalizer alone: `feed` for each chunk, then `finish`. Through `cmd:` a
 whole stream is one protocol request, so it is the protocol and the implementation together:
@@ -36,6 +40,7 @@ from conformance.model.results import ImplementationInfo
 from conformance.reference import Delta, normalize_stream
 from conformance.tools.bench_figures import (
     IN_PROCESS,
+    PROBE_CHUNKS,
     THROUGH_PROTOCOL,
     BenchResult,
     BenchSettings,
@@ -48,8 +53,11 @@ from conformance.transport.inprocess import InProcessConnection
 from conformance.transport.messages import stream_reply
 
 FULL = BenchSettings()
-#: Under ten seconds for a `cmd:` implementation that is as fast as the reference.
-QUICK = BenchSettings(document_size=100_000, growth_sizes=(200_000, 2_000_000))
+#: Under ten seconds for a `cmd:` implementation that is as fast as the reference, and under
+#: half a minute for any implementation whose cost does not grow with the stream: a client
+#: driven through HTTP takes tens of microseconds per chunk, minutes for the whole document
+#: in 1-character chunks three times over.
+QUICK = BenchSettings(document_size=100_000, growth_sizes=(200_000, 2_000_000), budget=2.0)
 
 
 class BenchFailure(Failure):
@@ -114,6 +122,35 @@ def _best(runner: Runner, pieces: Sequence[str], repeats: int) -> float:
     return min(runner(pieces, False)[0] for _ in range(max(1, repeats)))
 
 
+def _timed(runner: Runner, pieces: Sequence[str], settings: BenchSettings) -> tuple[int, float]:
+    """How many of `pieces` were measured (all of them without a budget) and the best time
+    of their runs."""
+    repeats = max(1, settings.repeats)
+    budget = settings.budget
+    if budget is None:
+        return len(pieces), _best(runner, pieces, repeats)
+    count = min(len(pieces), PROBE_CHUNKS)
+    times = [runner(pieces[:count], False)[0]]
+    spent = times[0]
+    if count < len(pieces):
+        # As many chunks as `repeats` runs can take in what is left of the budget, at the
+        # probe's time per chunk; the probe is the figure when no more fit.
+        per_chunk = times[0] / count
+        fits = int((budget - spent) / repeats / per_chunk) if per_chunk > 0 else len(pieces)
+        if fits > count:
+            count, times = min(len(pieces), fits), []
+    while not times or (len(times) < repeats and spent < budget):
+        times.append(runner(pieces[:count], False)[0])
+        spent += times[-1]
+    return count, min(times)
+
+
+def _covered(pieces: Sequence[str]) -> tuple[int, int]:
+    """Characters and UTF-8 bytes of the document that `pieces` make."""
+    text = "".join(pieces)
+    return len(text), len(text.encode("utf-8"))
+
+
 # --- measuring --------------------------------------------------------------------------------
 
 
@@ -130,20 +167,25 @@ def bench(
         runner, measured = _through_protocol(connection), THROUGH_PROTOCOL
     say = progress or (lambda text: None)
     text = realistic_document(settings.document_size)
-    size_bytes = len(text.encode("utf-8"))
     throughput: list[Throughput] = []
     problems: list[str] = []
     for size in settings.chunk_sizes:
         say(f"{connection.info.label}: {size}-character chunks")
         pieces = cut(text, size)
         try:
-            seconds = _best(runner, pieces, settings.repeats)
+            count, seconds = _timed(runner, pieces, settings)
         except BenchFailure as failure:
             problems.append(f"{size}-character chunks: {failure}")
             continue
-        throughput.append(Throughput(size, len(pieces), len(text), size_bytes, seconds))
+        throughput.append(Throughput(size, count, *_covered(pieces[:count]), seconds))
     say(f"{connection.info.label}: holdback")
-    holdback = _holdback(runner, text, settings.holdback_chunk_size, connection.info, problems)
+    size = settings.holdback_chunk_size
+    # Under a budget, as far into the document as that chunk size's throughput run got.
+    figure = next((t for t in throughput if t.chunk_size == size), None)
+    pieces = cut(text, size)
+    if settings.budget is not None and figure is not None:
+        pieces = pieces[: figure.chunks]
+    holdback = _holdback(runner, pieces, size, connection.info, problems)
     say(f"{connection.info.label}: growth")
     growth = _growth(runner, settings, problems)
     return BenchResult(
@@ -152,9 +194,8 @@ def bench(
 
 
 def _holdback(
-    runner: Runner, text: str, size: int, info: ImplementationInfo, problems: list[str]
+    runner: Runner, pieces: Sequence[str], size: int, info: ImplementationInfo, problems: list[str]
 ) -> Holdback | None:
-    pieces = cut(text, size)
     try:
         _, deltas = runner(pieces, True)
     except BenchFailure as failure:
@@ -167,7 +208,8 @@ def _holdback(
     # implementation had not yet, or 0 when it was ahead.
     lags = [max(0, lag) for lag in behind(released(deltas[:-1]), released(reference[:-1]))]
     agrees = _joined(deltas) == _joined(reference)
-    return Holdback(size, max(lags, default=0), sum(lags) / len(lags) if lags else 0.0, agrees)
+    mean = sum(lags) / len(lags) if lags else 0.0
+    return Holdback(size, max(lags, default=0), mean, agrees, sum(map(len, pieces)))
 
 
 def _joined(deltas: Sequence[Mapping[str, str]] | Sequence[Delta]) -> tuple[str, str]:
@@ -208,17 +250,25 @@ def _chunk_label(size: int) -> str:
     return f"{size}-char chunks"
 
 
-def _throughput_cell(figure: Throughput | None) -> str:
+def _throughput_cell(figure: Throughput | None, settings: BenchSettings) -> str:
     if figure is None:
         return "failed"
-    return f"{figure.megabytes_per_second:.1f} MB/s, {figure.microseconds_per_chunk:.2f} µs/chunk"
+    cell = f"{figure.megabytes_per_second:.1f} MB/s, {figure.microseconds_per_chunk:.2f} µs/chunk"
+    return cell + _coverage(figure.characters, settings)
 
 
-def _holdback_cell(holdback: Holdback | None) -> str:
+def _holdback_cell(holdback: Holdback | None, settings: BenchSettings) -> str:
     if holdback is None:
         return "failed"
-    cell = f"{holdback.max} / {holdback.mean:.2f}"
+    cell = f"{holdback.max} / {holdback.mean:.2f}" + _coverage(holdback.characters, settings)
     return cell if holdback.agrees else cell + " (text differs from the reference)"
+
+
+def _coverage(characters: int, settings: BenchSettings) -> str:
+    """How much of the document a figure covers, when not all of it (under a budget)."""
+    if characters >= settings.document_size:
+        return ""
+    return f" (first {characters:,} characters)"
 
 
 def _growth_cell(growth: Growth | None) -> str:
@@ -244,6 +294,7 @@ def render_bench(
                 "growth_sizes": list(settings.growth_sizes),
                 "growth_chunk_size": settings.growth_chunk_size,
                 "repeats": settings.repeats,
+                "budget": settings.budget,
             },
             "results": [result.to_json() for result in results],
         }
@@ -260,8 +311,11 @@ def render_bench(
         [
             f"{result.info.label} ({result.info.name} {result.info.version})",
             result.measured,
-            *(_throughput_cell(result.throughput_at(size)) for size in settings.chunk_sizes),
-            _holdback_cell(result.holdback),
+            *(
+                _throughput_cell(result.throughput_at(size), settings)
+                for size in settings.chunk_sizes
+            ),
+            _holdback_cell(result.holdback, settings),
             _growth_cell(result.growth),
         ]
         for result in results
@@ -271,8 +325,14 @@ def render_bench(
     )
     notes = [
         f"Document: {format_size(settings.document_size)} of realistic mixed text; "
-        f"best of {settings.repeats} run{'s' if settings.repeats != 1 else ''} per figure. "
-        "Holdback: characters released later than the reference would, after each chunk.",
+        f"best of {settings.repeats} run{'s' if settings.repeats != 1 else ''} per figure"
+        + (
+            ""
+            if settings.budget is None
+            else f", at most {settings.budget:g} s each (an implementation slower than that "
+            "is measured on the start of the document, as its cells say)"
+        )
+        + ". Holdback: characters released later than the reference would, after each chunk.",
     ]
     for result in results:
         notes += [f"{result.info.label}: {problem}" for problem in result.problems]

@@ -29,6 +29,17 @@ class BenchSettings:
     growth_chunk_size: int = 4096
     #: Runs per figure; the fastest counts (the others met more interference).
     repeats: int = 3
+    #: Seconds one throughput figure (and the holdback run) may take, or None for no limit.
+    #: An implementation that would not get through the document `repeats` times within it
+    #: is measured on the longest start of the document that fits, at the time per chunk of
+    #: a first run on `PROBE_CHUNKS` chunks; its figures say how much they cover. Time per
+    #: chunk is what throughput measures, and the growth check (measured in full) is what
+    #: finds a cost that grows with the stream.
+    budget: float | None = None
+
+
+#: Chunks of the first, timing run of a figure with a budget.
+PROBE_CHUNKS = 1000
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,10 +87,13 @@ class Holdback:
     mean: float
     #: Whether the final channel texts equal the reference's under the same options.
     agrees: bool
+    #: Characters of the document it covers (its start, under a budget).
+    characters: int
 
     def to_json(self) -> dict[str, Any]:
         return {
             "chunk_size": self.chunk_size,
+            "characters": self.characters,
             "max": self.max,
             "mean": round(self.mean, 4),
             "agrees": self.agrees,

@@ -42,7 +42,7 @@ from conformance._version import SPEC_VERSION, __version__
 from conformance.model.cases import CaseIdentity
 
 #: Bumped when what is stored changes shape.
-FORMAT = 1
+FORMAT = 2
 PACKAGE = Path(__file__).resolve().parent.parent
 #: Parts of the package that never make a result: results are read by them, or they drive
 #: other commands. The adapters are keyed one by one.

@@ -7,6 +7,7 @@ Usable as `python:tests.fakes.growth_impls:NAME` and, through `conformance.serve
 from __future__ import annotations
 
 import re
+import time
 from collections.abc import Mapping
 from typing import Any
 
@@ -58,3 +59,14 @@ if __name__ == "__main__":  # `cmd:python tests/fakes/growth_impls.py RescansEve
 
     factory = globals()[sys.argv[1]]
     serve(factory, {"name": factory.conformance["name"], "version": "1", "language": "python"})
+
+
+@implementation(name="slow-per-chunk")
+class SlowPerChunk(Normalizer):
+    """The reference's output at a tenth of a millisecond or more per chunk, as a client
+    driven through HTTP takes: linear, but minutes for a long document in 1-character
+    chunks."""
+
+    def feed(self, chunk: Mapping[str, Any]) -> dict[str, str]:  # type: ignore[override]
+        time.sleep(0.0001)
+        return super().feed(chunk)
