@@ -37,7 +37,7 @@ from conformance.session.events import Finished, Handler
 from conformance.session.handlers import ReportWriter, TerminalSummary
 from conformance.session.orchestrator import Opened, Session, SessionSettings
 from conformance.tools.bench import QUICK, BenchSettings
-from conformance.tools.matrix_jobs import Entry, Plan, complete, job
+from conformance.tools.matrix_jobs import Entry, Plan, Served, complete, job
 from conformance.tools.matrix_progress import MatrixProgress
 from conformance.tools.matrix_store import results_path, write
 from conformance.tools.matrix_targets import (
@@ -135,6 +135,8 @@ def run_matrix(settings: MatrixSettings, *, echo: Callable[..., None]) -> Matrix
     )
 
     def recount(connection: Opened) -> int:
+        if isinstance(connection, Served):  # its results are all stored
+            return len(stored[connection.info.label].results)
         # Under the options it declares, derived cases stand in for written ones.
         options = Options.from_mapping(connection.info.options)
         return result_count(cases, all_checks(), options)

@@ -72,6 +72,8 @@ def encode(value: Any) -> Any:
 
 
 def decode(data: Any) -> Any:
+    if type(data) in _PLAIN:
+        return data
     if isinstance(data, list):
         return [decode(item) for item in data]
     if not isinstance(data, dict):
@@ -86,8 +88,16 @@ def decode(data: Any) -> Any:
     if cls is None:
         raise CodecError(f"not a stored object: {str(data)[:80]}")
     made: Any = object.__new__(cls)
-    for field in dataclasses.fields(cls):
-        if field.name not in data:
-            raise CodecError(f"a stored {cls.__name__} lacks {field.name}")
-        object.__setattr__(made, field.name, decode(data[field.name]))
+    for name in _FIELDS[cls]:
+        try:
+            value = data[name]
+        except KeyError:
+            raise CodecError(f"a stored {cls.__name__} lacks {name}") from None
+        # Most fields are plain text or numbers: taken as they are, without a call.
+        object.__setattr__(made, name, value if type(value) in _PLAIN else decode(value))
     return made
+
+
+#: What decodes to itself. A stored entry holds hundreds of thousands of fields.
+_PLAIN = frozenset({str, int, float, bool, type(None)})
+_FIELDS = {cls: tuple(field.name for field in dataclasses.fields(cls)) for cls in _TYPES.values()}

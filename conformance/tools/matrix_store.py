@@ -14,11 +14,13 @@ names each file by its key (matrix_keys.py); a results directory by label.
 
 from __future__ import annotations
 
+import gc
 import gzip
 import json
 import os
 import tempfile
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -111,10 +113,23 @@ def default_cache_dir() -> Path | None:
 
 def read(path: Path) -> Stored | None:
     try:
-        with gzip.open(path, "rt", encoding="utf-8") as file:
+        with gzip.open(path, "rt", encoding="utf-8") as file, _uncollected():
             return Stored.from_json(json.load(file))
     except (OSError, ValueError, KeyError, TypeError, CodecError, EOFError):
         return None
+
+
+@contextmanager
+def _uncollected() -> Iterator[None]:
+    """The garbage collector paused: an entry is a few hundred thousand new objects without a
+    cycle among them, and the passes their making sets off would find nothing to free."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
 
 
 def write(path: Path, stored: Stored) -> None:
