@@ -1,7 +1,7 @@
 """Which tier runs the tests of an adapter whose library is slow to import.
 
 The default tier stays within a minute on two cores; importing vLLM, SGLang or transformers
-(torch under each), LiteLLM, LangChain, pydantic-ai, the OpenAI Agents SDK or LlamaIndex
+(torch under each), LiteLLM, LangChain, pydantic-ai, the OpenAI Agents SDK, LlamaIndex or AutoGen
 takes from 2 to 8 s apiece, most of that minute together, and LangChain.js takes Node 1.5 s
 to load. Their adapters' tests run in the slow tier, which judges every adapter over the
 whole corpus as well; the default tier keeps the adapters whose libraries load in a fraction
@@ -18,6 +18,7 @@ from __future__ import annotations
 SLOW_TO_IMPORT = frozenset(
     f"conformance.adapters.{name}"
     for name in (
+        "autogen",
         "langchain",
         "litellm",
         "litellm_http",

@@ -375,6 +375,19 @@ ADAPTERS += (
     ),
 )
 
+ADAPTERS += (
+    # -- AutoGen (adapters/autogen.py) --
+    _python(
+        "autogen-r1",
+        "autogen:R1",
+        "AutoGen (autogen-ext)",
+        _extra("autogen"),
+        "OpenAIChatCompletionClient, R1 family, against a loopback server: create_stream's final "
+        "CreateResult (content, thought), create for whole messages (parse_r1_content)",
+        over_http=True,
+    ),
+)
+
 
 def adapter(label: str) -> Adapter:
     for candidate in ADAPTERS:
