@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from conformance.adapters import ADAPTERS, Adapter, llamacpp_build, llamacpp_program, shown
+from conformance.adapters import ADAPTERS, llamacpp_build, llamacpp_program
+from conformance.adapters.adapter import Adapter, shown
 
 
 def test_the_program_is_cached_outside_the_checkout_by_version(

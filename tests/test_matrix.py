@@ -12,7 +12,8 @@ import yaml
 from click.testing import CliRunner
 
 import conformance.tools.matrix as matrix_module
-from conformance.adapters import ADAPTERS, EXPECTATIONS_DIR, Adapter
+from conformance.adapters import ADAPTERS, EXPECTATIONS_DIR
+from conformance.adapters.adapter import Adapter
 from conformance.cli.main import main
 from conformance.corpus.expectations import load_expected_failures, render_lock
 from conformance.errors import UsageError

@@ -8,7 +8,7 @@ from __future__ import annotations
 import io
 import json
 from collections.abc import Callable, Iterator
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +19,7 @@ import conformance.tools.matrix as matrix_module
 import conformance.tools.matrix_jobs as jobs_module
 import conformance.tools.matrix_keys as keys_module
 import conformance.tools.matrix_targets as targets_module
-from conformance.adapters import Adapter
+from conformance.adapters.adapter import Adapter
 from conformance.cli.main import main
 from conformance.errors import UsageError
 from conformance.model.results import ImplementationInfo, Verdict
@@ -30,6 +30,7 @@ from conformance.session.events import (
     Progress,
     Started,
 )
+from conformance.session.orchestrator import Job, Session, SessionSettings
 from conformance.tools.bench_figures import BenchSettings
 from conformance.tools.ecosystem import render_ecosystem
 from conformance.tools.matrix import Matrix, MatrixSettings, run_matrix
@@ -38,6 +39,7 @@ from conformance.tools.matrix_keys import implementation_material
 from conformance.tools.matrix_progress import MatrixProgress
 from conformance.tools.matrix_store import read
 from conformance.tools.matrix_targets import cached_targets
+from conformance.transport.spec import parse_impl
 
 from .helpers import bundled_corpus
 
@@ -334,3 +336,32 @@ def test_the_split_workflow_of_the_docs_names_real_adapters_and_options() -> Non
     flags = {flag for run in runs for flag in re.findall(r"(--[a-z-]+)", run)}
     known = {option for param in matrix_command.params for option in param.opts}
     assert {"--results-out", "--merge", "--docs", "--adapter"} <= flags <= known
+
+
+def test_the_costliest_jobs_start_first_and_results_keep_their_order() -> None:
+    """With two workers, a long job started last would run alone while the other waits."""
+    started: list[str] = []
+
+    @dataclass
+    class Handle:
+        info: ImplementationInfo
+
+        def close(self) -> None:
+            pass
+
+    def job(label: str, cost: float) -> Job[Handle]:
+        def connect() -> Handle:
+            started.append(label)
+            return Handle(ImplementationInfo(label, label, "1", "python", {}, "reference"))
+
+        return Job(
+            parse_impl(f"{label}=reference"), 0, lambda handle, context: None, connect, cost=cost
+        )
+
+    jobs = [job("cheap", 1.0), job("costly", 10.0), job("served", 0.0), job("middling", 5.0)]
+    finished = Session(jobs, SessionSettings(jobs=2), [], echo=quiet).run()
+    # Which two start first is fixed (the two costliest); in what order they call is not.
+    assert sorted(started[:2]) == ["costly", "middling"]
+    assert started[2:] == ["cheap", "served"]
+    labels = [run.info.label for run in finished.run.implementations]
+    assert labels == ["cheap", "costly", "served", "middling"]

@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from conformance.adapters import ADAPTERS, NODE_DIR, adapter
+from conformance.adapters import ADAPTERS, adapter
+from conformance.adapters.adapter import NODE_DIR
 from conformance.cli.main import main
 from conformance.tools import envs
 from conformance.tools.bisect import BoundSkipped, Probe, bisect_releases

@@ -14,7 +14,7 @@ from conformance.contracts import all_checks
 from conformance.errors import ConformanceError, UsageError
 
 if TYPE_CHECKING:
-    from conformance.adapters import Adapter
+    from conformance.adapters.adapter import Adapter
     from conformance.tools.bisect import Probe
 
 

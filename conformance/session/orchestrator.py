@@ -16,7 +16,8 @@ terminal summary, progress, report writers). The session decides, once for all o
   that could not start, 1 a failure, an unjudged implementation or an exhausted budget, else 0.
 
 Jobs run one after the other, or `jobs` at a time on threads (the matrix's wait there on
-worker processes); the runs keep the jobs' order, and handlers get one event at a time.
+worker processes), the costliest first so that no long job starts last and runs alone while
+the other workers wait; the runs keep the jobs' order, and handlers get one event at a time.
 """
 
 from __future__ import annotations
@@ -56,10 +57,8 @@ EXIT_SIGNAL = {signal.SIGINT: 130, signal.SIGTERM: 143}
 
 
 class Stop(KeyboardInterrupt):
-    """Raised in the main thread to end a session early (a signal, the budget).
-
-    A KeyboardInterrupt so that code which lets Ctrl-C through (Hypothesis, the transport's
-    request loops) lets this through too."""
+    """Raised in the main thread to end a session early (a signal, the budget); a
+    KeyboardInterrupt, which what lets Ctrl-C through (Hypothesis, request loops) lets by."""
 
     def __init__(self, reason: str, status: int) -> None:
         super().__init__(reason)
@@ -98,6 +97,8 @@ class Job(Generic[C]):
     #: The total once connected, where it depends on what the implementation declared
     #: (its options choose the cases that run: derived cases stand in under a profile).
     recount: Callable[[C], int] | None = None
+    #: How long the work should take, relative to the other jobs (the module docstring).
+    cost: float = 1.0
 
 
 @dataclass(slots=True)
@@ -115,8 +116,7 @@ class SessionSettings:
     problems: Sequence[str] = ()
     #: Handle SIGINT and SIGTERM (only possible in the main thread).
     signals: bool = True
-    #: Jobs run at once, each on a thread of its own.
-    jobs: int = 1
+    jobs: int = 1  # run at once, each on a thread of its own
 
 
 class Context:
@@ -266,7 +266,7 @@ class Session:
             return [run for job in self.jobs if (run := self._run_job(job)) is not None]
         runs: dict[int, ImplementationRun | None] = {}
         errors: list[BaseException] = []
-        order = iter(range(len(self.jobs)))
+        order = iter(sorted(range(len(self.jobs)), key=lambda index: -self.jobs[index].cost))
         taking = threading.Lock()
 
         def worker() -> None:

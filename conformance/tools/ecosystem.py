@@ -14,7 +14,7 @@ from typing import Any
 
 from tabulate import tabulate
 
-from conformance.adapters import shown
+from conformance.adapters.adapter import shown
 from conformance.contracts import all_checks
 from conformance.contracts.normalizer import CHECKS
 from conformance.model.options import Options

@@ -34,7 +34,7 @@ from importlib import metadata
 from pathlib import Path
 
 from conformance._cache import PROJECT, cache_dir, home
-from conformance.adapters import NODE_DIR, Adapter
+from conformance.adapters.adapter import NODE_DIR, Adapter
 from conformance.errors import ConformanceError, UsageError
 
 PACKAGE_DIR = Path(__file__).resolve().parent.parent

@@ -19,7 +19,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from conformance.adapters import ADAPTERS, shown
+from conformance.adapters import ADAPTERS
+from conformance.adapters.adapter import shown
 from conformance.model.options import Options
 from conformance.model.results import CaseResult, ImplementationRun, Run, Verdict
 from conformance.reports._bugclass import BY_NAME, classify

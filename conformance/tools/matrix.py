@@ -20,7 +20,8 @@ from typing import Any
 
 import yaml
 
-from conformance.adapters import ADAPTERS, EXPECTATIONS_DIR, Adapter
+from conformance.adapters import ADAPTERS, EXPECTATIONS_DIR
+from conformance.adapters.adapter import Adapter
 from conformance.contracts import all_checks
 from conformance.corpus.cases import bundled_cases_dir, load_corpus
 from conformance.corpus.expectations import (

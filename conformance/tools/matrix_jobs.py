@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from conformance.adapters import Adapter
+from conformance.adapters.adapter import Adapter
 from conformance.corpus.expectations import ExpectedFailures
 from conformance.errors import ImplementationStartError
 from conformance.model.cases import CaseIdentity
@@ -182,7 +182,10 @@ def job(
             entry.bench = stored.measured[measured].bench
         plan.phase(label, "done")
 
-    return Job(spec, total, work, opened, recount)
+    # Served jobs cost next to nothing; a client driven through HTTP takes 10 to 100 times
+    # as long as a parser in process (Adapter.over_http).
+    cost = 0.0 if served else 10.0 if adapter is not None and adapter.over_http else 1.0
+    return Job(spec, total, work, opened, recount, cost)
 
 
 def _start(plan: Plan, task: Task) -> Live:

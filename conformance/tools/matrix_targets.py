@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from conformance.adapters import Adapter
+from conformance.adapters.adapter import Adapter
 from conformance.errors import UsageError
 from conformance.model.cases import CaseIdentity
 from conformance.tools.bench_figures import BenchSettings

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from multiprocessing.connection import Connection as Pipe
 from typing import Any
 
-from conformance.adapters import Adapter
+from conformance.adapters.adapter import Adapter
 from conformance.engine.growth import growth_result
 from conformance.engine.runner import run_implementation
 from conformance.errors import ImplementationStartError

@@ -15,7 +15,8 @@ import shlex
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from conformance.adapters import EXPECTATIONS_DIR, Adapter
+from conformance.adapters import EXPECTATIONS_DIR
+from conformance.adapters.adapter import Adapter
 from conformance.contracts import all_checks
 from conformance.corpus.cases import bundled_cases_dir, load_corpus
 from conformance.corpus.expectations import load_expected_failures
