@@ -402,6 +402,29 @@ def test_html_marks_the_whitespace_diff(written: dict[str, Path]) -> None:
     assert "<ins>&lt;/think&gt;</ins>" in page
 
 
+def test_html_gives_a_known_divergence_its_rule_and_a_failure_its_text(
+    written: dict[str, Path],
+) -> None:
+    """An expected failure's panel: its reason, its expectation and how to see it in full;
+    its input and channels are left to report.md (in a matrix run they are most results)."""
+    page = written["report.html"].read_text("utf-8")
+
+    def panel(case: str) -> str:
+        row = page[page.index(f'id="case-{case}"') :]
+        return row[: row.index("</tr>")]
+
+    known = panel("GGGG")
+    assert "Expectation: reason: known bug #12, checks: whole" in known
+    assert "a known divergence: its input and output are in report.md, or rerun it" in known
+    assert "conformance run" in known and "--id GGGG --check whole" in known
+    assert 'class="chunks"' not in known and 'class="channels"' not in known
+    failed = panel("BBBB")
+    assert 'class="chunks"' in failed and 'class="channels"' in failed
+    assert "a known divergence" not in failed
+    # report.md keeps the expected failure in full.
+    assert "GGGG" in written["report.md"].read_text("utf-8")
+
+
 # --- report.html (in a browser) ----------------------------------------------------------------
 
 

@@ -75,6 +75,7 @@ _WORDS: Mapping[str, Any] = {
     "case_file_hint": CASE_FILE_HINT,
     "rerun": rerun_command,
     "PASS": Verdict.PASS,
+    "XFAIL": Verdict.XFAIL,
 }
 
 
