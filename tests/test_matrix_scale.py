@@ -291,6 +291,25 @@ def test_progress_says_what_runs_and_the_time_left() -> None:
     assert "a: done in 20 s (100 checks); about 20 s left" in text  # 2 x 100 checks at 0.2 s
 
 
+def test_the_estimate_weighs_what_waits_by_its_cost() -> None:
+    """A client over HTTP (cost 10) runs first at 1 s per check: a parser in process waiting
+    with as many checks is estimated at a tenth of that, not at the client's pace."""
+    now = [0.0]
+    progress = MatrixProgress(1, io.StringIO(), interval=3600, clock=lambda: now[0])
+    progress.expect({"client": False, "parser": False}, {"client": 10.0, "parser": 1.0})
+    progress.started(Started(["client", "parser"], 200))
+    info = ImplementationInfo("client", "client", "1", "python", {}, "python:a:A")
+    progress.implementation_started(ImplementationStarted(info, 100))
+    now[0] = 50.0
+    progress.progress(Progress("client", 50, 100, 50, 200))
+    # The client: 50 checks left at its own 1 s; the parser: 100 checks at 0.1 s.
+    assert progress.estimate() == pytest.approx(50 * 1.0 + 100 * 0.1)
+    now[0] = 100.0
+    progress.progress(Progress("client", 100, 100, 100, 200))
+    progress.phase("client", "done")
+    assert progress.estimate() == pytest.approx(100 * 0.1)
+
+
 def test_the_command_line_caches_and_says_so(registry: None, tmp_path: Path) -> None:
     arguments = ["matrix", "--adapter", "no-flush", "--bench", "none", "-j", "1"]
     arguments += ["--cache-dir", str(tmp_path / "cache"), "--report-dir", str(tmp_path / "r")]

@@ -366,6 +366,9 @@ def test_junit_counts_and_names(written: dict[str, Path]) -> None:
     assert "\\u001b" in by_name["DDDD-emoji-and-invisibles[whole]"].find("error").get("message")
     xfail = by_name["GGGG-known-bug[whole]"]
     assert xfail.find("failure") is None and "XFAIL" in xfail.find("system-out").text
+    assert "expectation: reason=known bug #12, checks=whole" in xfail.find("system-out").text
+    assert "input and output: report.md" in xfail.find("system-out").text
+    assert "</think>" not in xfail.find("system-out").text  # its channels are report.md's
     lenient = by_name["CCCC-script-and-whitespace[chars]"]
     properties = {p.get("name"): p.get("value") for p in lenient.iter("property")}
     assert properties["verdict"] == "NON_STRICT" and lenient.find("failure") is None

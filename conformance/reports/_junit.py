@@ -2,7 +2,8 @@
 fuzzing property (`fuzz[<property>]`), for CI UIs.
 
 Mapping: FAIL and XPASS are failures, ERROR and TIMEOUT errors, SKIP skipped; XFAIL and
-NON_STRICT pass, with a note saying so. A fuzzing failure carries its counterexample and the
+NON_STRICT pass, with a note saying so (an XFAIL's names its expectation; its input and output
+are in report.md). A fuzzing failure carries its counterexample and the
 command that replays it. What fails a run beyond its checks is a test case too, so a CI
 never reads an interrupted or unjudged run as green: `incomplete` (an error: the session
 stopped before this implementation's checks all ran), `judged` (a failure: it judged too
@@ -19,7 +20,7 @@ from conformance.model.results import CaseResult, FuzzResult, ImplementationRun,
 
 from ._common import option_differences, option_value
 from ._fuzz_replay import replay_command
-from ._plain import fuzz_block, result_block
+from ._plain import fuzz_block, known_block, result_block
 from ._visible import escape_char, one_line
 
 FILENAME = "junit.xml"
@@ -144,7 +145,7 @@ def _testcase(label: str, result: CaseResult) -> ET.Element:
         ET.SubElement(case, "skipped", message=_safe(one_line(result.reason)))
     elif verdict is Verdict.XFAIL:
         out = ET.SubElement(case, "system-out")
-        out.text = _safe("expected failure (XFAIL)\n" + "\n".join(result_block(result)))
+        out.text = _safe("expected failure (XFAIL)\n" + "\n".join(known_block(result)))
     elif verdict is Verdict.NON_STRICT:
         properties = ET.SubElement(case, "properties")
         _property(properties, "verdict", verdict.value)

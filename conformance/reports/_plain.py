@@ -80,24 +80,37 @@ def diff_lines(channel: str, expected: str, actual: str) -> list[str]:
 
 def result_block(result: CaseResult) -> list[str]:
     """Everything about one non-PASS result as plain text lines (for JUnit bodies)."""
-    reason = printable(result.reason)
-    lines = [f"{result.verdict.value}: {reason}" if reason else result.verdict.value]
-    if result.title:
-        lines.append(f"case: {result.case} {result.slug}: {result.title}")
+    lines = _head(result)
     if result.chunks is not None:
         lines += ["", input_title(result.chunks) + ":", *chunk_lines(result.chunks)]
     if result.expected is not None or result.actual is not None:
         lines += ["", *channel_lines(result.expected, result.actual)]
     if result.holdback:
         lines += ["", f"held back {result.holdback} characters more than the spec allows"]
-    if result.expectation:
-        lines += [
-            "",
-            "expectation: " + ", ".join(f"{k}={v}" for k, v in result.expectation.items()),
-        ]
+    lines += _expectation(result)
     if result.stderr:
         lines += ["", "stderr (last lines):", *printable(result.stderr).splitlines()]
     return lines
+
+
+def known_block(result: CaseResult) -> list[str]:
+    """An expected failure as plain text lines: what failed and the expectation that explains
+    it, its input and output left to report.md (a matrix run has tens of thousands)."""
+    return [*_head(result), *_expectation(result), "", "input and output: report.md"]
+
+
+def _head(result: CaseResult) -> list[str]:
+    reason = printable(result.reason)
+    lines = [f"{result.verdict.value}: {reason}" if reason else result.verdict.value]
+    if result.title:
+        lines.append(f"case: {result.case} {result.slug}: {result.title}")
+    return lines
+
+
+def _expectation(result: CaseResult) -> list[str]:
+    if not result.expectation:
+        return []
+    return ["", "expectation: " + ", ".join(f"{k}={v}" for k, v in result.expectation.items())]
 
 
 def channel_lines(

@@ -4,9 +4,11 @@ part it is in: fingerprint, growth, bench) with an estimate of the time left.
 
 The estimate comes from the rates observed: the seconds per check of the implementations that
 finished (their whole work, fingerprint and measurements included), or while none has, of
-those running. What is still running needs its remaining checks at its own pace; what waits,
-its checks at the observed rate; the workers share that out (`jobs` at a time). What the cache
-serves costs nothing and is left out.
+those running, each divided by the job's relative cost (a client driven through HTTP costs ten
+times a parser in process: the matrix starts those first, and their pace alone would put
+hours on the parsers waiting). What is still running needs its remaining checks at its own
+pace; what waits, its checks at the observed rate times its cost; the workers share that out
+(`jobs` at a time). What the cache serves costs nothing and is left out.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from conformance.session.events import (
 class _Running:
     total: int
     began: float
+    cost: float = 1.0
     done: int = 0
     phase: str = "corpus"
 
@@ -53,16 +56,19 @@ class MatrixProgress(Handler):
         #: label -> whether the cache serves it
         self._served: dict[str, bool] = {}
         self._totals: dict[str, int] = {}
+        #: label -> the job's relative cost (Job.cost), 1 when not told
+        self._costs: dict[str, float] = {}
         self._running: dict[str, _Running] = {}
-        #: (checks, seconds) of each implementation that ran and finished
-        self._finished: list[tuple[int, float]] = []
+        #: (checks times cost, seconds) of each implementation that ran and finished
+        self._finished: list[tuple[float, float]] = []
         self._cached = 0
         #: Labels that finished (run or served) or were skipped.
         self._over: set[str] = set()
         self._began = clock()
 
-    def expect(self, served: Mapping[str, bool]) -> None:
+    def expect(self, served: Mapping[str, bool], costs: Mapping[str, float] | None = None) -> None:
         self._served = dict(served)
+        self._costs = dict(costs or {})
 
     # session events
 
@@ -83,7 +89,8 @@ class MatrixProgress(Handler):
             label = event.info.label
             self._totals[label] = event.total
             if not self._served.get(label, False):
-                self._running[label] = _Running(event.total, self.clock())
+                cost = self._costs.get(label, 1.0)
+                self._running[label] = _Running(event.total, self.clock(), cost)
 
     def progress(self, event: Progress) -> None:
         with self._lock:
@@ -117,7 +124,7 @@ class MatrixProgress(Handler):
                 del self._running[label]
                 self._over.add(label)
                 seconds = self.clock() - running.began
-                self._finished.append((running.total, seconds))
+                self._finished.append((running.total * running.cost, seconds))
                 self._say(
                     f"{label}: done in {seconds:.0f} s ({running.total} checks){self._left()}"
                 )
@@ -129,19 +136,20 @@ class MatrixProgress(Handler):
     def estimate(self) -> float | None:
         """Seconds left, or None while nothing has shown a rate."""
         now = self.clock()
+        # Seconds per check at cost 1.
         checks = sum(c for c, _ in self._finished)
         rate = sum(s for _, s in self._finished) / checks if checks else None
         if rate is None:
-            seen = [(now - r.began) / r.done for r in self._running.values() if r.done]
+            seen = [(now - r.began) / r.done / r.cost for r in self._running.values() if r.done]
             rate = sum(seen) / len(seen) if seen else None
         if rate is None:
             return None
         busy = []
         for running in self._running.values():
-            pace = (now - running.began) / running.done if running.done else rate
+            pace = (now - running.began) / running.done if running.done else rate * running.cost
             busy.append(max(pace * (running.total - running.done), 0.0))
         waiting = [
-            self._totals.get(label, 0) * rate
+            self._totals.get(label, 0) * rate * self._costs.get(label, 1.0)
             for label, served in self._served.items()
             if not served and label not in self._running and label not in self._over
         ]
