@@ -27,6 +27,7 @@ from conformance.reports import (
     _diff,
     _html,
     _json,
+    _junit,
     _markdown,
     load_results,
     write_reports,
@@ -408,8 +409,8 @@ def test_html_marks_the_whitespace_diff(written: dict[str, Path]) -> None:
 def test_html_gives_a_known_divergence_its_rule_and_a_failure_its_text(
     written: dict[str, Path],
 ) -> None:
-    """An expected failure's panel: its reason, its expectation and how to see it in full;
-    its input and channels are left to report.md (in a matrix run they are most results)."""
+    """An expected failure's panel: its own reason and its expectation; its input and
+    channels are left to report.md (in a matrix run they are most results)."""
     page = written["report.html"].read_text("utf-8")
 
     def panel(case: str) -> str:
@@ -418,14 +419,38 @@ def test_html_gives_a_known_divergence_its_rule_and_a_failure_its_text(
 
     known = panel("GGGG")
     assert "Expectation: reason: known bug #12, checks: whole" in known
-    assert "a known divergence: its input and output are in report.md, or rerun it" in known
-    assert "conformance run" in known and "--id GGGG --check whole" in known
     assert 'class="chunks"' not in known and 'class="channels"' not in known
+    assert "its input and output are in report.md" in page
     failed = panel("BBBB")
     assert 'class="chunks"' in failed and 'class="channels"' in failed
-    assert "a known divergence" not in failed
     # report.md keeps the expected failure in full.
     assert "GGGG" in written["report.md"].read_text("utf-8")
+
+
+def test_html_names_a_locked_rule_once_and_its_failures_by_it(tmp_path: Path) -> None:
+    """A lock's rule: each XFAIL cell shows the failure's own reason and the rule's id; the
+    summary gives the rule's reason once, with how many checks it explains."""
+    rule = {"reason": "drops text after an orphan </think>", "rule": "lib.orphan", "link": "-"}
+    results = [
+        replace(
+            result(
+                case, "whole", Verdict.XFAIL, **{k: v for k, v in LEAK.items() if k != "reason"}
+            ),
+            reason=f"expected failure ({rule['reason']}): assistant lost 'b'",
+            expectation=rule,
+        )
+        for case in ("AAAA", "BBBB")
+    ]
+    run = make_run()
+    run.implementations[1].results = results
+    page = _html.render(run)
+    assert page.count("drops text after an orphan &lt;/think&gt;") == 1
+    assert "<code>lib.orphan</code> (2 checks)" in page
+    assert page.count("Known divergence <code>lib.orphan</code>") == 2
+    assert page.count("assistant lost &#39;b&#39;") == 2
+    junit = _junit.render(run)
+    assert junit.count("drops text after an orphan &lt;/think&gt;") == 2  # once per test
+    assert junit.count("expectation: rule=lib.orphan, link=-") == 2
 
 
 # --- report.html (in a browser) ----------------------------------------------------------------

@@ -68,6 +68,13 @@ _FUZZ_VERDICTS = (Verdict.PASS, Verdict.NON_STRICT, Verdict.FAIL, Verdict.ERROR)
 
 
 #: What the templates say of verdicts, and the helpers they call.
+def failed_because(result: CaseResult) -> str:
+    """An expected failure's own reason, without the expectation's that `apply` put first."""
+    note = result.expectation or {}
+    prefix = f"expected failure ({note.get('reason', '')}): "
+    return result.reason[len(prefix) :] if result.reason.startswith(prefix) else result.reason
+
+
 _WORDS: Mapping[str, Any] = {
     "meaning": _MEANING,
     "verdicts": VERDICTS,
@@ -76,6 +83,7 @@ _WORDS: Mapping[str, Any] = {
     "rerun": rerun_command,
     "PASS": Verdict.PASS,
     "XFAIL": Verdict.XFAIL,
+    "failed_because": failed_because,
 }
 
 
@@ -134,14 +142,22 @@ class _SummaryRow:
     options: str
     #: Fuzzing properties by verdict, worst first.
     fuzz: list[tuple[Verdict, int]]
+    #: The rules of its expectation file its XFAILs come under: (rule, reason, checks).
+    rules: list[tuple[str, str, int]]
 
 
 def _summary_row(implementation: ImplementationRun) -> _SummaryRow:
     counts = Counter(result.verdict for result in implementation.fuzz)
+    rules: Counter[tuple[str, str]] = Counter(
+        (r.expectation["rule"], r.expectation.get("reason", ""))
+        for r in implementation.results
+        if r.verdict is Verdict.XFAIL and r.expectation and "rule" in r.expectation
+    )
     return _SummaryRow(
         implementation,
         format_options(implementation.info.options),
         [(verdict, counts[verdict]) for verdict in SEVERITY if counts[verdict]],
+        [(rule, reason, n) for (rule, reason), n in sorted(rules.items())],
     )
 
 

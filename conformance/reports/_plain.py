@@ -87,7 +87,7 @@ def result_block(result: CaseResult) -> list[str]:
         lines += ["", *channel_lines(result.expected, result.actual)]
     if result.holdback:
         lines += ["", f"held back {result.holdback} characters more than the spec allows"]
-    lines += _expectation(result)
+    lines += _expectation(result.expectation)
     if result.stderr:
         lines += ["", "stderr (last lines):", *printable(result.stderr).splitlines()]
     return lines
@@ -96,7 +96,13 @@ def result_block(result: CaseResult) -> list[str]:
 def known_block(result: CaseResult) -> list[str]:
     """An expected failure as plain text lines: what failed and the expectation that explains
     it, its input and output left to report.md (a matrix run has tens of thousands)."""
-    return [*_head(result), *_expectation(result), "", "input and output: report.md"]
+    # Its reason holds the expectation's (ExpectedFailures.apply puts it there): not twice.
+    note = {
+        k: v
+        for k, v in (result.expectation or {}).items()
+        if k != "reason" or v not in result.reason
+    }
+    return [*_head(result), *_expectation(note), "", "input and output: report.md"]
 
 
 def _head(result: CaseResult) -> list[str]:
@@ -107,10 +113,10 @@ def _head(result: CaseResult) -> list[str]:
     return lines
 
 
-def _expectation(result: CaseResult) -> list[str]:
-    if not result.expectation:
+def _expectation(note: Mapping[str, str] | None) -> list[str]:
+    if not note:
         return []
-    return ["", "expectation: " + ", ".join(f"{k}={v}" for k, v in result.expectation.items())]
+    return ["", "expectation: " + ", ".join(f"{k}={v}" for k, v in note.items())]
 
 
 def channel_lines(
