@@ -453,6 +453,24 @@ def test_html_names_a_locked_rule_once_and_its_failures_by_it(tmp_path: Path) ->
     assert junit.count("expectation: rule=lib.orphan, link=-") == 2
 
 
+def test_html_shows_a_written_case_and_its_derived_forms_as_one_row() -> None:
+    """Under a profile an implementation runs a derived form (`AAAA~one`) where another runs
+    the written case: one row, each cell naming the form its checks ran on."""
+    run = make_run()
+    run.implementations[1].results = [
+        replace(r, case=f"{r.case}~one", title=f"{r.title} [derived: one chunk]")
+        for r in run.implementations[1].results
+        if r.case == "AAAA"
+    ]
+    page = _html.render(run)
+    assert page.count('id="case-AAAA"') == 1 and 'id="case-AAAA~one"' not in page
+    row = page[page.index('id="case-AAAA"') :]
+    row = row[: row.index("</tr>")]
+    assert "Plain text passes through" in row and "[derived" not in row.split("</th>")[0]
+    assert "whole (AAAA~one), stream (AAAA~one)" in row  # the derived form's passes
+    assert "whole, stream, chars, splits" in row  # the reference's, on the written case
+
+
 # --- report.html (in a browser) ----------------------------------------------------------------
 
 

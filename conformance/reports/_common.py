@@ -78,22 +78,33 @@ class CaseRow:
         return tuple((r.check, r.verdict.value) for r in self.results.get(label, ()))
 
 
-def case_rows(run: Run) -> dict[str, list[CaseRow]]:
-    """Cases grouped by category, both in the order the run first met them."""
+def written_id(case: str) -> str:
+    """The written case a case ID is a form of: a derived ID is `WRITTEN~transforms`."""
+    return case.partition("~")[0]
+
+
+def case_rows(run: Run, *, forms_together: bool = False) -> dict[str, list[CaseRow]]:
+    """Cases grouped by category, both in the order the run first met them. With
+    `forms_together`, a written case and the forms derived from it are one row (each
+    implementation's results on whichever forms it ran), named after the written case."""
     rows: dict[str, CaseRow] = {}
     for implementation in run.implementations:
         label = implementation.info.label
         for result in implementation.results:
-            row = rows.get(result.case)
+            key = written_id(result.case) if forms_together else result.case
+            row = rows.get(key)
             if row is None:
-                row = rows[result.case] = CaseRow(
-                    result.case,
+                row = rows[key] = CaseRow(
+                    key,
                     result.slug,
                     result.title,
                     result.category,
                     result.taxonomy,
                     result.level,
                 )
+            if result.case == key and row.title != result.title:
+                # The written form's slug and title name the row, not a derivation's.
+                row.slug, row.title = result.slug, result.title or row.title
             row.title = row.title or result.title
             row.results.setdefault(label, []).append(result)
     grouped: dict[str, list[CaseRow]] = {}

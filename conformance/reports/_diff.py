@@ -17,6 +17,7 @@ from tabulate import tabulate
 
 from conformance.model.results import CaseResult, Run, Verdict, worst
 
+from ._common import written_id
 from ._markdown import cell, text
 from ._visible import one_line
 
@@ -128,11 +129,6 @@ def _index(run: Run) -> dict[Key, CaseResult]:
     return index
 
 
-def written_case(case: str) -> str:
-    """The written case a case ID is a form of: a derived ID is `WRITTEN~transforms`."""
-    return case.partition("~")[0]
-
-
 def _by_written(
     index: dict[Key, CaseResult], leave: dict[Key, CaseResult]
 ) -> dict[Key, list[CaseResult]]:
@@ -140,7 +136,7 @@ def _by_written(
     groups: dict[Key, list[CaseResult]] = {}
     for (label, case, check), result in index.items():
         if (label, case, check) not in leave:
-            groups.setdefault((label, written_case(case), check), []).append(result)
+            groups.setdefault((label, written_id(case), check), []).append(result)
     return groups
 
 

@@ -43,6 +43,7 @@ from ._common import (
     header_line,
     session_seed,
     start_times,
+    written_id,
 )
 from ._fuzz_replay import replay_command
 from ._html_fix import fixes
@@ -84,6 +85,7 @@ _WORDS: Mapping[str, Any] = {
     "PASS": Verdict.PASS,
     "XFAIL": Verdict.XFAIL,
     "failed_because": failed_because,
+    "written_id": written_id,
 }
 
 
@@ -107,7 +109,9 @@ def _badges() -> dict[Verdict, Markup]:
 def render(run: Run) -> str:
     css, script = _inline()
     infos = [implementation.info for implementation in run.implementations]
-    grouped = case_rows(run)
+    # A written case and its derived forms are one row: under profiles a matrix has ten
+    # thousand forms, each run by the few implementations whose options derive it.
+    grouped = case_rows(run, forms_together=True)
     all_rows = [row for rows in grouped.values() for row in rows]
     cases = has_cases(run) or not has_fuzz(run)
     # A fuzzing session checks no cases: its page is the fuzzing section and the summary.
@@ -297,10 +301,15 @@ def _cell(row: CaseRow, info: ImplementationInfo) -> _Cell:
         info,
         results,
         verdict.value if verdict else "none",
-        ", ".join(f"{r.check}: {r.verdict.value}" for r in results),
+        ", ".join(f"{_named(r, row.case)}: {r.verdict.value}" for r in results),
         _passes_first(results),
-        ", ".join(r.check for r in results if r.verdict is Verdict.PASS),
+        ", ".join(_named(r, row.case) for r in results if r.verdict is Verdict.PASS),
     )
+
+
+def _named(result: CaseResult, row: str) -> str:
+    """A check as a cell names it: with its form, when that is not the row's written case."""
+    return result.check if result.case == row else f"{result.check} ({result.case})"
 
 
 def _passes_first(results: list[CaseResult]) -> list[CaseResult | None]:
