@@ -152,7 +152,10 @@ def run_matrix(settings: MatrixSettings, *, echo: Callable[..., None]) -> Matrix
         for label, _, adapter in targets
         if label not in skipped
     ]
-    progress.expect({label: complete(stored[label], settings.bench) for label, *_ in targets})
+    progress.expect(
+        {label: complete(stored[label], settings.bench) for label, *_ in targets},
+        {each.spec.label: each.cost for each in jobs},
+    )
     matrix = Matrix(Run("", "", "", []), [], [], settings.bench)
 
     class Collect(Handler):

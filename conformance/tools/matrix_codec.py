@@ -78,13 +78,15 @@ def decode(data: Any) -> Any:
         return [decode(item) for item in data]
     if not isinstance(data, dict):
         return data
-    if "$t" in data:
-        return tuple(decode(item) for item in data["$t"])
-    if "$m" in data:
-        return {key: decode(item) for key, item in data["$m"].items()}
-    if "$v" in data:
-        return Verdict(data["$v"])
-    cls = _TYPES.get(data.get("$", ""))
+    name = data.get("$")  # the common case first: a stored result
+    if name is None:
+        if "$v" in data:
+            return _VERDICTS[data["$v"]]
+        if "$t" in data:
+            return tuple(decode(item) for item in data["$t"])
+        if "$m" in data:
+            return {key: decode(item) for key, item in data["$m"].items()}
+    cls = _TYPES.get(name or "")
     if cls is None:
         raise CodecError(f"not a stored object: {str(data)[:80]}")
     made: Any = object.__new__(cls)
@@ -101,3 +103,5 @@ def decode(data: Any) -> Any:
 #: What decodes to itself. A stored entry holds hundreds of thousands of fields.
 _PLAIN = frozenset({str, int, float, bool, type(None)})
 _FIELDS = {cls: tuple(field.name for field in dataclasses.fields(cls)) for cls in _TYPES.values()}
+#: A verdict by its value, without the enum's call.
+_VERDICTS = {verdict.value: verdict for verdict in Verdict}
