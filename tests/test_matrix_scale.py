@@ -384,3 +384,35 @@ def test_the_costliest_jobs_start_first_and_results_keep_their_order() -> None:
     assert started[2:] == ["cheap", "served"]
     labels = [run.info.label for run in finished.run.implementations]
     assert labels == ["cheap", "costly", "served", "middling"]
+
+
+@pytest.mark.slow
+def test_reports_of_the_same_inputs_are_kept_and_any_change_rewrites_them(
+    registry: None, tmp_path: Path
+) -> None:
+    """A matrix served whole from the cache whose reports are already written from the same
+    entries, expectation files and report writers keeps them (rendering a full matrix's takes
+    over a minute); an edited report, or a changed expectation file, is written again."""
+    reports = tmp_path / "reports"
+    matrix_settings = settings(tmp_path, report_dir=reports)
+
+    def run() -> list[str]:
+        said: list[str] = []
+        run_matrix(matrix_settings, echo=lambda text="", **_: said.append(str(text)))
+        return said
+
+    run()  # judged: nothing to compare the reports with
+    assert any(line.startswith("wrote ") for line in run())  # served: written, stamped
+    names = [module.FILENAME for module in FORMATS] + [".conformance-inputs.json"]
+    written = {name: (reports / name).stat().st_mtime_ns for name in names}
+    said = run()
+    assert [line for line in said if "kept the reports" in line]
+    assert not any(line.startswith("wrote ") for line in said)
+    assert {name: (reports / name).stat().st_mtime_ns for name in names} == written
+    (reports / "report.md").write_text("edited by hand\n", "utf-8")
+    assert any(line.startswith("wrote ") for line in run())
+    assert "edited by hand" not in (reports / "report.md").read_text("utf-8")
+    assert [line for line in run() if "kept the reports" in line]
+    (tmp_path / "expectations").mkdir(exist_ok=True)
+    (tmp_path / "expectations" / "leaks.yaml").write_text("{}\n", "utf-8")
+    assert any(line.startswith("wrote ") for line in run())

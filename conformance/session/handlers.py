@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import sys
 import threading
 import time
@@ -172,12 +173,23 @@ class ReportWriter(Handler):
     The directory is claimed when the writer is made, before the session runs
     (`report_dir.ReportDirectory`): made absolute, created, written and locked. A run in
     which no implementation started (a typo in `--impl`) does not replace the reports of
-    the previous run there; it says so."""
+    the previous run there; it says so.
 
-    def __init__(self, directory: Path, echo: Callable[..., None]) -> None:
+    `inputs` is a digest of everything the reports are made from, when the caller knows it
+    without rendering them (a matrix served whole from its cache): the reports are written
+    with a stamp of it (`STAMP`: the digest, and each file's size and modification time),
+    and a later run with the same digest keeps them, as long as every file is as written.
+    Rendering a matrix's reports takes over a minute; finding them current, none."""
+
+    STAMP = ".conformance-inputs.json"
+
+    def __init__(
+        self, directory: Path, echo: Callable[..., None], *, inputs: str | None = None
+    ) -> None:
         self.claimed = ReportDirectory(directory)
         self.directory = self.claimed.path
         self.echo = echo
+        self.inputs = inputs
 
     def finished(self, event: Finished) -> None:
         names = [module.FILENAME for module in FORMATS]
@@ -189,8 +201,20 @@ class ReportWriter(Handler):
                 err=True,
             )
             return
+        if self._current(names, event.run):
+            self.release()
+            self.echo(
+                f"kept the reports in {self.directory}: they are of these same results "
+                f"(nothing they are made from changed since they were written; {self.STAMP})"
+            )
+            return
         try:
+            stamp = self.directory / self.STAMP
+            stamp.unlink(missing_ok=True)
             paths = write_reports(event.run, self.directory)
+            if self.inputs is not None and not event.run.stopped:
+                files = {path.name: _fingerprint(path) for path in paths}
+                stamp.write_text(json.dumps({"inputs": self.inputs, "files": files}), "utf-8")
         except OSError as error:
             raise cannot_write(self.directory, error) from None
         finally:
@@ -198,8 +222,27 @@ class ReportWriter(Handler):
         for path in paths:
             self.echo(f"wrote {path}")
 
+    def _current(self, names: Sequence[str], run: Run) -> bool:
+        """Whether the directory holds reports of these same inputs, each file as written."""
+        if self.inputs is None or run.stopped:
+            return False
+        try:
+            stamp = json.loads((self.directory / self.STAMP).read_text("utf-8"))
+            files = stamp["files"]
+            return stamp["inputs"] == self.inputs and all(
+                files[name] == _fingerprint(self.directory / name) for name in names
+            )
+        except (OSError, ValueError, KeyError, TypeError):
+            return False
+
     def release(self) -> None:
         self.claimed.release()
+
+
+def _fingerprint(path: Path) -> list[int]:
+    """What tells a file from an edited or replaced one, without reading it."""
+    status = path.stat()
+    return [status.st_size, status.st_mtime_ns]
 
 
 def summary_table(run: Run) -> str:

@@ -20,6 +20,7 @@ from typing import Any
 
 import yaml
 
+from conformance._version import __version__
 from conformance.adapters import ADAPTERS, EXPECTATIONS_DIR
 from conformance.adapters.adapter import Adapter
 from conformance.contracts import all_checks
@@ -39,9 +40,11 @@ from conformance.session.handlers import ReportWriter, TerminalSummary
 from conformance.session.orchestrator import Opened, Session, SessionSettings
 from conformance.tools.bench import QUICK, BenchSettings
 from conformance.tools.matrix_jobs import Entry, Plan, Served, complete, job
+from conformance.tools.matrix_keys import digest, file_digest, reports_digest
 from conformance.tools.matrix_progress import MatrixProgress
-from conformance.tools.matrix_store import results_path, write
+from conformance.tools.matrix_store import Stored, bench_key, results_path, write
 from conformance.tools.matrix_targets import (
+    Target,
     cached_targets,
     merged_targets,
     not_merged,
@@ -187,7 +190,8 @@ def run_matrix(settings: MatrixSettings, *, echo: Callable[..., None]) -> Matrix
 
     handlers: list[Handler] = [Collect(), progress, TerminalSummary(echo)]
     if settings.report_dir is not None:
-        handlers.append(ReportWriter(settings.report_dir, echo))
+        inputs = report_inputs(settings, stored, targets)
+        handlers.append(ReportWriter(settings.report_dir, echo, inputs=inputs))
     session = Session(
         jobs,
         SessionSettings(selection={"matrix": [label for label, *_ in targets]}, jobs=settings.jobs),
@@ -196,6 +200,32 @@ def run_matrix(settings: MatrixSettings, *, echo: Callable[..., None]) -> Matrix
     )
     session.run()
     return matrix
+
+
+def report_inputs(
+    settings: MatrixSettings, stored: Mapping[str, Stored], targets: Sequence[Target]
+) -> str | None:
+    """What the reports will be made of, when every implementation is served whole from
+    stored entries (so that reports already written from the same are kept, ReportWriter):
+    each entry's key, the expectation files applied to them, the benchmark setting and the
+    report writers. None when something runs, or the expectation files are to be rewritten."""
+    if settings.update_expectations or not all(
+        complete(stored[label], settings.bench) for label, *_ in targets
+    ):
+        return None
+    return digest(
+        {
+            "version": __version__,
+            "entries": [[label, stored[label].key, stored[label].skipped] for label, *_ in targets],
+            "expectations": {
+                label: file_digest(settings.expectations_dir / f"{label}.yaml")
+                for label, _, adapter in targets
+                if adapter is not None
+            },
+            "bench": bench_key(settings.bench),
+            "reports": reports_digest(),
+        }
+    )
 
 
 # --- expectation files --------------------------------------------------------------------

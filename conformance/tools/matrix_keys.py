@@ -82,6 +82,19 @@ def harness_digest() -> str:
     return digest({"format": FORMAT, "harness": __version__, "spec": SPEC_VERSION, "files": files})
 
 
+@functools.cache
+def reports_digest() -> str:
+    """The report writers: every source and template of `conformance/reports`."""
+    reports = PACKAGE / "reports"
+    return digest(
+        {
+            path.relative_to(reports).as_posix(): file_digest(path)
+            for path in sorted(reports.rglob("*"))
+            if path.is_file() and "__pycache__" not in path.parts
+        }
+    )
+
+
 def corpus_digest(cases: Sequence[CaseIdentity]) -> str:
     return digest([case.to_json() for case in cases])
 
