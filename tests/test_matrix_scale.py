@@ -392,7 +392,8 @@ def test_reports_of_the_same_inputs_are_kept_and_any_change_rewrites_them(
 ) -> None:
     """A matrix served whole from the cache whose reports are already written from the same
     entries, expectation files and report writers keeps them (rendering a full matrix's takes
-    over a minute); an edited report, or a changed expectation file, is written again."""
+    over a minute), from the first run after the one that judged them; an edited report, or
+    a changed expectation file, is written again. A run that judged something never keeps."""
     reports = tmp_path / "reports"
     matrix_settings = settings(tmp_path, report_dir=reports)
 
@@ -401,8 +402,8 @@ def test_reports_of_the_same_inputs_are_kept_and_any_change_rewrites_them(
         run_matrix(matrix_settings, echo=lambda text="", **_: said.append(str(text)))
         return said
 
-    run()  # judged: nothing to compare the reports with
-    assert any(line.startswith("wrote ") for line in run())  # served: written, stamped
+    # Judged, each entry stored: the reports are stamped with what they were made from.
+    assert any(line.startswith("wrote ") for line in run())
     names = [module.FILENAME for module in FORMATS] + [".conformance-inputs.json"]
     written = {name: (reports / name).stat().st_mtime_ns for name in names}
     said = run()
@@ -416,3 +417,9 @@ def test_reports_of_the_same_inputs_are_kept_and_any_change_rewrites_them(
     (tmp_path / "expectations").mkdir(exist_ok=True)
     (tmp_path / "expectations" / "leaks.yaml").write_text("{}\n", "utf-8")
     assert any(line.startswith("wrote ") for line in run())
+    # An entry gone from the cache is judged again: same key, same digest, but judged.
+    for entry in (tmp_path / "cache").glob("leaks-*"):
+        entry.unlink()
+    said = run()
+    assert any(line.startswith("wrote ") for line in said)
+    assert not [line for line in said if "kept the reports" in line]

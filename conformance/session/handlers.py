@@ -175,21 +175,28 @@ class ReportWriter(Handler):
     which no implementation started (a typo in `--impl`) does not replace the reports of
     the previous run there; it says so.
 
-    `inputs` is a digest of everything the reports are made from, when the caller knows it
-    without rendering them (a matrix served whole from its cache): the reports are written
-    with a stamp of it (`STAMP`: the digest, and each file's size and modification time),
-    and a later run with the same digest keeps them, as long as every file is as written.
-    Rendering a matrix's reports takes over a minute; finding them current, none."""
+    `inputs` gives a digest of everything the reports are made from, when the caller can
+    tell it without rendering them (a matrix whose every entry is stored), or None: the
+    reports are written with a stamp of it (`STAMP`: the digest, and each file's size and
+    modification time). A run that judged nothing itself (`served`: a matrix served whole
+    from its cache) and finds the same digest keeps them, as long as every file is as
+    written. Rendering a matrix's reports takes over a minute; finding them current, none."""
 
     STAMP = ".conformance-inputs.json"
 
     def __init__(
-        self, directory: Path, echo: Callable[..., None], *, inputs: str | None = None
+        self,
+        directory: Path,
+        echo: Callable[..., None],
+        *,
+        inputs: Callable[[], str | None] = lambda: None,
+        served: bool = False,
     ) -> None:
         self.claimed = ReportDirectory(directory)
         self.directory = self.claimed.path
         self.echo = echo
         self.inputs = inputs
+        self.served = served
 
     def finished(self, event: Finished) -> None:
         names = [module.FILENAME for module in FORMATS]
@@ -201,7 +208,8 @@ class ReportWriter(Handler):
                 err=True,
             )
             return
-        if self._current(names, event.run):
+        inputs = None if event.run.stopped else self.inputs()
+        if self.served and inputs is not None and self._current(names, inputs):
             self.release()
             self.echo(
                 f"kept the reports in {self.directory}: they are of these same results "
@@ -212,9 +220,9 @@ class ReportWriter(Handler):
             stamp = self.directory / self.STAMP
             stamp.unlink(missing_ok=True)
             paths = write_reports(event.run, self.directory)
-            if self.inputs is not None and not event.run.stopped:
+            if inputs is not None:
                 files = {path.name: _fingerprint(path) for path in paths}
-                stamp.write_text(json.dumps({"inputs": self.inputs, "files": files}), "utf-8")
+                stamp.write_text(json.dumps({"inputs": inputs, "files": files}), "utf-8")
         except OSError as error:
             raise cannot_write(self.directory, error) from None
         finally:
@@ -222,14 +230,12 @@ class ReportWriter(Handler):
         for path in paths:
             self.echo(f"wrote {path}")
 
-    def _current(self, names: Sequence[str], run: Run) -> bool:
+    def _current(self, names: Sequence[str], inputs: str) -> bool:
         """Whether the directory holds reports of these same inputs, each file as written."""
-        if self.inputs is None or run.stopped:
-            return False
         try:
             stamp = json.loads((self.directory / self.STAMP).read_text("utf-8"))
             files = stamp["files"]
-            return stamp["inputs"] == self.inputs and all(
+            return stamp["inputs"] == inputs and all(
                 files[name] == _fingerprint(self.directory / name) for name in names
             )
         except (OSError, ValueError, KeyError, TypeError):

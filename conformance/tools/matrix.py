@@ -155,10 +155,8 @@ def run_matrix(settings: MatrixSettings, *, echo: Callable[..., None]) -> Matrix
         for label, _, adapter in targets
         if label not in skipped
     ]
-    progress.expect(
-        {label: complete(stored[label], settings.bench) for label, *_ in targets},
-        {each.spec.label: each.cost for each in jobs},
-    )
+    served = {label: complete(stored[label], settings.bench) for label, *_ in targets}
+    progress.expect(served, {each.spec.label: each.cost for each in jobs})
     matrix = Matrix(Run("", "", "", []), [], [], settings.bench)
 
     class Collect(Handler):
@@ -190,8 +188,15 @@ def run_matrix(settings: MatrixSettings, *, echo: Callable[..., None]) -> Matrix
 
     handlers: list[Handler] = [Collect(), progress, TerminalSummary(echo)]
     if settings.report_dir is not None:
-        inputs = report_inputs(settings, stored, targets)
-        handlers.append(ReportWriter(settings.report_dir, echo, inputs=inputs))
+        handlers.append(
+            ReportWriter(
+                settings.report_dir,
+                echo,
+                # Known once every entry is stored: at the end of a run that judged some.
+                inputs=lambda: report_inputs(settings, stored, targets),
+                served=all(served.values()),
+            )
+        )
     session = Session(
         jobs,
         SessionSettings(selection={"matrix": [label for label, *_ in targets]}, jobs=settings.jobs),
@@ -205,10 +210,10 @@ def run_matrix(settings: MatrixSettings, *, echo: Callable[..., None]) -> Matrix
 def report_inputs(
     settings: MatrixSettings, stored: Mapping[str, Stored], targets: Sequence[Target]
 ) -> str | None:
-    """What the reports will be made of, when every implementation is served whole from
-    stored entries (so that reports already written from the same are kept, ReportWriter):
-    each entry's key, the expectation files applied to them, the benchmark setting and the
-    report writers. None when something runs, or the expectation files are to be rewritten."""
+    """What the reports are made of, once every implementation's entry is stored whole (so
+    that reports already written from the same are kept, ReportWriter): each entry's key, the
+    expectation files applied to them, the benchmark setting and the report writers. None
+    while one is not (it failed, or was stopped), or when the locks are being rewritten."""
     if settings.update_expectations or not all(
         complete(stored[label], settings.bench) for label, *_ in targets
     ):
