@@ -39,6 +39,7 @@ from conformance.tools.matrix_keys import implementation_material
 from conformance.tools.matrix_progress import MatrixProgress
 from conformance.tools.matrix_store import read
 from conformance.tools.matrix_targets import cached_targets
+from conformance.tools.matrix_worker import WorkerPool
 from conformance.transport.spec import parse_impl
 
 from .helpers import bundled_corpus
@@ -137,7 +138,7 @@ def test_a_second_run_is_served_from_the_cache_with_the_same_reports(
         raise AssertionError("a cached implementation was started")
 
     monkeypatch.setattr(jobs_module, "open_task", never)
-    monkeypatch.setattr(jobs_module, "Worker", never)
+    monkeypatch.setattr(WorkerPool, "begin", never)
     lines: list[str] = []
     warm = run_matrix(settings(tmp_path), echo=lambda text="", **k: lines.append(str(text)))
     assert comparable(warm) == comparable(cold)

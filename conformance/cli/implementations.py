@@ -188,8 +188,9 @@ def bench(
     "-j",
     type=click.IntRange(min=1),
     default=None,
-    help="Implementations run at once, each in a worker process of its own (default: the "
-    "number of CPUs; 1 runs them one after the other in this process).",
+    help="Implementations run at once, in as many worker processes, each taking the next "
+    "implementation when done (default: the number of CPUs; 1 runs them one after the other "
+    "in this process).",
 )
 @click.option(
     "--cache-dir",

@@ -49,6 +49,7 @@ from conformance.tools.matrix_targets import (
     merged_targets,
     not_merged,
 )
+from conformance.tools.matrix_worker import WorkerPool
 
 DIVERGENCES = Path(__file__).parent.parent / "adapters" / "divergences.yaml"
 #: `--bench small`: `conformance bench`'s default document (1 MB) and `--quick`'s growth
@@ -127,11 +128,12 @@ def run_matrix(settings: MatrixSettings, *, echo: Callable[..., None]) -> Matrix
     total = result_count(cases, all_checks())
     entries: dict[str, Entry] = {}
     progress = MatrixProgress(settings.jobs)
+    workers = WorkerPool(cases) if settings.jobs > 1 else None
     plan = Plan(
         cases,
         settings.timeout,
         settings.bench,
-        settings.jobs > 1,
+        workers,
         None if settings.merge else settings.cache_dir,
         settings.results_out,
         entries,
@@ -203,7 +205,11 @@ def run_matrix(settings: MatrixSettings, *, echo: Callable[..., None]) -> Matrix
         handlers,
         echo=echo,
     )
-    session.run()
+    try:
+        session.run()
+    finally:
+        if workers is not None:
+            workers.close()
     return matrix
 
 

@@ -37,6 +37,7 @@ from conformance.tools.matrix_worker import (
     Task,
     Unavailable,
     Worker,
+    WorkerPool,
     open_task,
     run_task,
 )
@@ -63,8 +64,8 @@ class Plan:
     cases: Sequence[CaseIdentity]
     timeout: float
     bench: BenchSettings | None
-    #: Run each implementation in a worker process.
-    processes: bool
+    #: The worker processes that run the implementations (None: this process runs them).
+    workers: WorkerPool | None
     cache_dir: Path | None
     results_out: Path | None
     #: Each job's `Entry`, by label, filled as the jobs run.
@@ -94,12 +95,13 @@ class Live:
     start_seconds: float
     connection: Connection | None = None
     worker: Worker | None = None
+    workers: WorkerPool | None = None
 
     def close(self) -> None:
         if self.connection is not None:
             self.connection.close()
-        if self.worker is not None:
-            self.worker.close()
+        if self.worker is not None and self.workers is not None:
+            self.workers.end(self.worker)
 
 
 def complete(stored: Stored | None, bench: BenchSettings | None) -> bool:
@@ -189,14 +191,14 @@ def job(
 
 
 def _start(plan: Plan, task: Task) -> Live:
-    if not plan.processes:
+    if plan.workers is None:
         connection, seconds = open_task(task)
         return Live(connection.info, seconds, connection=connection)
-    worker = Worker(task, plan.cases)
+    worker = plan.workers.begin(task)
     message = worker.receive(lambda: False)
     if message is not None and message[0] == "started":
-        return Live(message[1], message[2], worker=worker)
-    worker.close()
+        return Live(message[1], message[2], worker=worker, workers=plan.workers)
+    plan.workers.end(worker)
     if message is not None and message[0] == "skipped":
         raise Unavailable(message[1])
     text = message[1] if message is not None else f"its worker ended ({worker.exitcode})"

@@ -5,6 +5,7 @@ The harness must flag every one of them with the right verdict; see test_runner.
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Mapping
 from typing import Any
@@ -199,6 +200,20 @@ class Raises(Normalizer):
     def feed(self, chunk: Mapping[str, Any]) -> dict[str, str]:  # type: ignore[override]
         if "thinking" in (chunk.get("content") or ""):
             raise ValueError("cannot handle <thinking>")
+        return dict(super().feed(chunk))
+
+
+@implementation(name="exits-its-process")
+class ExitsItsProcess(Normalizer):
+    """Right until its 200th chunk, when it ends the whole process (exit status 3), as a
+    library crashing in native code would."""
+
+    fed = 0
+
+    def feed(self, chunk: Mapping[str, Any]) -> dict[str, str]:  # type: ignore[override]
+        ExitsItsProcess.fed += 1
+        if ExitsItsProcess.fed == 200:
+            os._exit(3)
         return dict(super().feed(chunk))
 
 
