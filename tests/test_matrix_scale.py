@@ -71,13 +71,18 @@ TINY_BENCH = BenchSettings(
 quiet: Callable[..., None] = lambda *a, **k: None  # noqa: E731
 
 
-@pytest.fixture
-def registry(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    """Two fake adapters and one whose library is missing, on two taxonomies of the corpus."""
+def use_adapters(monkeypatch: pytest.MonkeyPatch, adapters: tuple[Adapter, ...]) -> None:
+    """The matrix of `adapters` only, on two taxonomies of the corpus."""
     corpus = bundled_corpus()
     cases = tuple(case for case in corpus.cases if case.taxonomy.startswith(("FLUSH.", "PLAIN.")))
     monkeypatch.setattr(matrix_module, "load_corpus", lambda dirs: replace(corpus, cases=cases))
-    monkeypatch.setattr(matrix_module, "ADAPTERS", (NO_FLUSH, LEAKS, MISSING))
+    monkeypatch.setattr(matrix_module, "ADAPTERS", adapters)
+
+
+@pytest.fixture
+def registry(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """Two fake adapters and one whose library is missing."""
+    use_adapters(monkeypatch, (NO_FLUSH, LEAKS, MISSING))
     yield
 
 

@@ -6,20 +6,26 @@ its run, not the others theirs."""
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, cast
 
 import pytest
 
-import conformance.tools.matrix as matrix_module
 import conformance.tools.matrix_worker as worker_module
 from conformance.adapters.adapter import Adapter
 from conformance.tools.matrix import run_matrix
 from conformance.tools.matrix_worker import Task, WorkerPool
 
-from .helpers import bundled_corpus
-from .test_matrix_scale import LEAKS, NO_FLUSH, comparable, quiet, settings, without_clocks
+from .test_matrix_scale import (
+    LEAKS,
+    NO_FLUSH,
+    comparable,
+    quiet,
+    settings,
+    use_adapters,
+    without_clocks,
+)
 
 EXITS = Adapter(
     "exits",
@@ -98,10 +104,7 @@ def test_a_worker_that_did_not_end_its_task_is_closed_not_kept(
 
 @pytest.fixture
 def registry(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    corpus = bundled_corpus()
-    cases = tuple(case for case in corpus.cases if case.taxonomy.startswith(("FLUSH.", "PLAIN.")))
-    monkeypatch.setattr(matrix_module, "load_corpus", lambda dirs: replace(corpus, cases=cases))
-    monkeypatch.setattr(matrix_module, "ADAPTERS", (EXITS, NO_FLUSH, LEAKS))
+    use_adapters(monkeypatch, (EXITS, NO_FLUSH, LEAKS))
     yield
 
 

@@ -45,6 +45,12 @@ class Derivation:
         return {"from": self.source, "transform": self.transform}
 
 
+def written_id(case: str) -> str:
+    """The written case a case ID comes from: a derived case's ID is `WRITTEN~transforms`
+    (`K7QF~start+one` -> `K7QF`); a written case's is itself."""
+    return case.partition("~")[0]
+
+
 @dataclass(frozen=True, slots=True)
 class Variant:
     when: Mapping[str, Any]

@@ -8,6 +8,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from conformance.model.cases import written_id
 from conformance.model.options import DEFAULT, Options, OptionsError
 from conformance.model.results import (
     SEVERITY,
@@ -76,11 +77,6 @@ class CaseRow:
 
     def vector(self, label: str) -> tuple[tuple[str, str], ...]:
         return tuple((r.check, r.verdict.value) for r in self.results.get(label, ()))
-
-
-def written_id(case: str) -> str:
-    """The written case a case ID is a form of: a derived ID is `WRITTEN~transforms`."""
-    return case.partition("~")[0]
 
 
 def case_rows(run: Run, *, forms_together: bool = False) -> dict[str, list[CaseRow]]:

@@ -15,9 +15,9 @@ from dataclasses import dataclass
 
 from tabulate import tabulate
 
+from conformance.model.cases import written_id
 from conformance.model.results import CaseResult, Run, Verdict, worst
 
-from ._common import written_id
 from ._markdown import cell, text
 from ._visible import one_line
 

@@ -17,6 +17,7 @@ from typing import Any, NamedTuple
 
 from markupsafe import Markup
 
+from conformance.model.cases import written_id
 from conformance.model.results import (
     SEVERITY,
     CaseResult,
@@ -43,7 +44,6 @@ from ._common import (
     header_line,
     session_seed,
     start_times,
-    written_id,
 )
 from ._fuzz_replay import replay_command
 from ._html_fix import fixes

@@ -19,6 +19,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from conformance.model.cases import written_id
 from conformance.model.results import LEVELS, CaseResult, ImplementationRun, Verdict, worst
 from conformance.store.db import StoredRun
 
@@ -46,10 +47,6 @@ class Share:
 def share_of(results: Iterable[CaseResult]) -> Share:
     judged = [r for r in results if r.verdict is not Verdict.SKIP]
     return Share(sum(1 for r in judged if r.verdict in PASSED), len(judged))
-
-
-def written_id(case: str) -> str:
-    return case.partition("~")[0]
 
 
 def slug(text: str) -> str:

@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from conformance.errors import UsageError
+from conformance.model.cases import written_id
 from conformance.model.results import Run
 from conformance.reports import load_results
 
@@ -113,11 +114,6 @@ def canonical(run: Run) -> bytes:
 
 def content_hash(run: Run) -> str:
     return hashlib.sha256(canonical(run)).hexdigest()
-
-
-def written_id(case: str) -> str:
-    """The written case a result's case ID comes from (`K7QF~start+one` -> `K7QF`)."""
-    return case.partition("~")[0]
 
 
 def corpus_digest(run: Run) -> str:
