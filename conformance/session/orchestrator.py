@@ -16,8 +16,8 @@ terminal summary, progress, report writers). The session decides, once for all o
   that could not start, 1 a failure, an unjudged implementation or an exhausted budget, else 0.
 
 Jobs run one after the other, or `jobs` at a time on threads (the matrix's wait there on
-worker processes), the costliest first so that no long job starts last and runs alone while
-the other workers wait; the runs keep the jobs' order, and handlers get one event at a time.
+worker processes), the costliest first so that no long job runs alone at the end; the runs
+keep the jobs' order. Handlers get one event at a time, each only the events it listens to.
 """
 
 from __future__ import annotations
@@ -48,6 +48,7 @@ from conformance.session.events import (
     Progress,
     ResultEvent,
     Started,
+    listeners,
 )
 from conformance.transport.spec import ImplementationSpec
 
@@ -71,9 +72,8 @@ class Skipped(Exception):
 
 
 class Opened(Protocol):
-    """What a job connects to: a `Connection`, or whatever stands for the implementation
-    (a worker process running it, results served from a cache). One may say how long its
-    start took (`start_seconds`); else the session measures `connect`."""
+    """What a job connects to: a `Connection`, or what stands for the implementation (a
+    worker process, a cache entry); `start_seconds` if it has it, else `connect` is timed."""
 
     @property
     def info(self) -> ImplementationInfo: ...
@@ -94,8 +94,7 @@ class Job(Generic[C]):
     #: Runs on the live connection and hands each result to `context.emit`.
     work: Callable[[C, Context], None]
     connect: Callable[[], C]
-    #: The total once connected, where it depends on what the implementation declared
-    #: (its options choose the cases that run: derived cases stand in under a profile).
+    #: The total once connected, where the implementation's declared options choose cases.
     recount: Callable[[C], int] | None = None
     #: How long the work should take, relative to the other jobs (the module docstring).
     cost: float = 1.0
@@ -176,12 +175,13 @@ class Session:
         self._armed = False
         #: Held while counting and emitting, so handlers see one event at a time.
         self._lock = threading.RLock()
+        self._listeners = listeners(self.handlers)
 
     # events
 
     def _emit(self, name: str, event: Any) -> None:
-        for handler in self.handlers:
-            getattr(handler, name)(event)
+        for listener in self._listeners[name]:
+            listener(event)
 
     def count(self, context: Context, result: CaseResult | FuzzResult) -> None:
         with self._lock:
