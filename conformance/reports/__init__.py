@@ -12,6 +12,7 @@ from pathlib import Path
 from conformance.model.results import Run
 
 from . import _html, _json, _junit, _markdown
+from ._aside import forkable, write_aside
 from ._files import write_atomically
 from ._json import ResultsFileError, load_results
 
@@ -19,15 +20,19 @@ FORMATS = (_json, _markdown, _html, _junit)
 
 
 def write_reports(run: Run, directory: Path) -> list[Path]:
-    """Write all four reports into `directory` (created if missing); return their paths."""
+    """Write all four reports into `directory` (created if missing); return their paths.
+    report.html, the costliest, is written beside the others where that is safe (_aside.py)."""
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
-    paths = []
+    results = sum(len(implementation.results) for implementation in run.implementations)
+    html = write_aside(
+        directory / _html.FILENAME, lambda: _html.render(run), fork=forkable(results)
+    )
     for module in FORMATS:
-        path = directory / module.FILENAME
-        write_atomically(path, module.render(run))
-        paths.append(path)
-    return paths
+        if module is not _html:
+            write_atomically(directory / module.FILENAME, module.render(run))
+    html()
+    return [directory / module.FILENAME for module in FORMATS]
 
 
 __all__ = ["ResultsFileError", "load_results", "write_reports"]
