@@ -134,11 +134,11 @@ def _testcase(label: str, result: CaseResult) -> ET.Element:
         name=_safe(f"{result.case}-{result.slug}[{result.check}]"),
     )
     verdict = result.verdict
-    message = _safe(
-        one_line(f"{verdict.value}: {result.reason}" if result.reason else verdict.value)
-    )
     if verdict in _FAILURE or verdict in _ERROR:
         tag = "failure" if verdict in _FAILURE else "error"
+        message = _safe(
+            one_line(f"{verdict.value}: {result.reason}" if result.reason else verdict.value)
+        )
         element = ET.SubElement(case, tag, message=message, type=verdict.value)
         element.text = _safe("\n".join(result_block(result)))
     elif verdict is Verdict.SKIP:
