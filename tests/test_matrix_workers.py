@@ -64,11 +64,14 @@ class FakeWorker:
         self.closed = True
 
 
-def test_a_task_goes_to_the_idle_worker_that_ran_its_module(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
+@pytest.fixture
+def pool(monkeypatch: pytest.MonkeyPatch) -> WorkerPool:
+    """A pool whose workers are FakeWorkers."""
     monkeypatch.setattr(worker_module, "Worker", FakeWorker)
-    pool = WorkerPool(())
+    return WorkerPool(())
+
+
+def test_a_task_goes_to_the_idle_worker_that_ran_its_module(pool: WorkerPool) -> None:
     vllm = begin(pool, "python:conformance.adapters.vllm:QWEN3")
     sglang = begin(pool, "python:conformance.adapters.sglang:QWEN3")
     assert vllm is not sglang
@@ -81,11 +84,7 @@ def test_a_task_goes_to_the_idle_worker_that_ran_its_module(
     assert begin(pool, "reference") not in (vllm, sglang)
 
 
-def test_a_worker_that_did_not_end_its_task_is_closed_not_kept(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    monkeypatch.setattr(worker_module, "Worker", FakeWorker)
-    pool = WorkerPool(())
+def test_a_worker_that_did_not_end_its_task_is_closed_not_kept(pool: WorkerPool) -> None:
     stopped = begin(pool, "python:a:A")
     pool.end(cast(Any, stopped))  # mid-task: stopped, or its process ended
     assert stopped.closed
@@ -100,6 +99,15 @@ def test_a_worker_that_did_not_end_its_task_is_closed_not_kept(
     pool.end(cast(Any, kept))
     pool.close()
     assert kept.closed
+
+
+def test_an_idle_worker_whose_process_ended_gets_no_task(pool: WorkerPool) -> None:
+    ended = begin(pool, "python:a:A")
+    ended.idle = True
+    pool.end(cast(Any, ended))
+    ended.exitcode = -9  # killed while it waited
+    assert begin(pool, "python:a:A") is not ended
+    assert ended.closed
 
 
 @pytest.fixture

@@ -250,10 +250,12 @@ class WorkerPool:
 
     def begin(self, task: Task) -> Worker:
         """A worker doing `task`: an idle one that ran its module before, else any idle
-        one, else a new one."""
+        one, else a new one. An idle one whose process ended while it waited is closed."""
         with self._lock:
-            ranked = sorted(self._idle, key=lambda worker: task.module not in worker.modules)
-            worker = ranked[0] if ranked else None
+            for dead in [worker for worker in self._idle if worker.exitcode is not None]:
+                self._idle.remove(dead)
+                dead.close()
+            worker = min(self._idle, key=lambda w: task.module not in w.modules, default=None)
             if worker is not None:
                 self._idle.remove(worker)
         if worker is None:
